@@ -1,0 +1,74 @@
+# Memory bot image: a small Debian-slim Python with the bot's dependencies in a virtualenv.
+#
+#   docker build -t memory-bot .
+#   docker run --env-file .env -v memory-data:/data memory-bot
+#
+# Two stages: the builder makes /opt/venv (pip, its caches and any build tooling stay there); the final stage
+# copies only the finished venv and the application code. Dependencies are installed from pyproject.toml
+# alone, before any code is copied, so editing bot/ or cogs/ rebuilds only the last, small layers.
+
+# ---------------------------------------------------------------------------------------------------------
+FROM python:3.12-slim AS builder
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+
+WORKDIR /src
+
+# Dependencies only: this layer is rebuilt when pyproject.toml changes, not when the code does.
+# The runtime dependency list is read from [project].dependencies (no dev extras).
+COPY pyproject.toml ./
+RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
+ && pip install --no-compile -r /tmp/requirements.txt
+
+# Trim what never runs in production: the big libraries' own test suites, Cython sources, bytecode caches,
+# and pip/setuptools themselves (the running bot installs nothing). Only the venv leaves this stage.
+RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") \
+ && find "$site/numpy" "$site/scipy" "$site/sklearn" -depth -type d -name tests -exec rm -rf {} + \
+ && find "$site" \( -name '*.pyx' -o -name '*.pxd' -o -name '*.pxi' \) -delete \
+ && python -m pip uninstall -y -q pip setuptools wheel \
+ && find /opt/venv -depth -type d -name __pycache__ -exec rm -rf {} +
+
+# ---------------------------------------------------------------------------------------------------------
+FROM python:3.12-slim AS final
+
+LABEL org.opencontainers.image.title="memory-bot" \
+      org.opencontainers.image.description="Discord bot with long-term per-user memory"
+
+# Unprivileged user with a fixed uid, so a volume's ownership stays stable across rebuilds.
+RUN groupadd --system --gid 10001 bot \
+ && useradd --system --uid 10001 --gid bot --home-dir /app --no-create-home --shell /usr/sbin/nologin bot \
+ && mkdir -p /data \
+ && chown bot:bot /data
+
+COPY --from=builder /opt/venv /opt/venv
+
+# The code goes last and separately from the venv: a code change rebuilds a few hundred kB, not the venv.
+# It stays owned by root (read-only to the bot); only /data is writable.
+WORKDIR /app
+COPY bot/ /app/bot/
+COPY cogs/ /app/cogs/
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONPATH=/app \
+    DATA_DIR=/data \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1
+
+# Declared after the chown so a fresh named volume is initialised with bot:bot ownership.
+VOLUME /data
+
+USER bot
+
+# Healthy means more than "the process exists": the bot rewrites DATA_DIR/heartbeat.json while it is
+# connected to Discord, and this command fails when that file is stale, missing or says "disconnected".
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["python", "-m", "bot", "healthcheck"]
+
+# Exec form: python is PID 1 and receives SIGTERM itself, then flushes pending memory updates before exiting.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["python", "-m", "bot"]

@@ -1,0 +1,1 @@
+"""Discord bot with long-term, per-user memory."""

@@ -1,0 +1,152 @@
+"""Settings: every knob of the bot, read from the environment (and an optional `.env`) by pydantic-settings.
+
+Nothing is read at import time: `load_settings()` builds a `Settings` when the entry point asks for one, so tests
+and tools can build their own. Secrets are `SecretStr`, so they never show up in a repr, a log line or an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a friendly, helpful member of this Discord community. You remember the people you talk with, "
+    "and you use what you remember naturally, the way a friend would, without reciting it. Keep answers "
+    "concise and conversational unless someone asks for detail; use Discord markdown where it helps. "
+    "If you do not know something, say so."
+)
+
+IdList = Annotated[frozenset[int], NoDecode]
+
+
+class Settings(BaseSettings):
+    """All configuration, named as in DESIGN.md §3 (environment names are the field names in upper case)."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        hide_input_in_errors=True,
+    )
+
+    # --- Discord ---
+    discord_token: SecretStr
+    allowed_guild_ids: IdList = frozenset()
+    allowed_channel_ids: IdList = frozenset()
+    sync_commands: bool = False
+    command_sync_guild_id: int | None = None
+
+    # --- LLM endpoint ---
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    chat_model: str = "gpt-4o-mini"
+    memory_model: str | None = None
+    llm_timeout_seconds: float = Field(default=60.0, gt=0)
+    chat_max_tokens: int = Field(default=1024, gt=0)
+    chat_temperature: float = Field(default=0.7, ge=0, le=2)
+
+    # --- Conversation ---
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    history_messages: int = Field(default=20, ge=0, le=100)
+    history_chars: int = Field(default=8000, ge=0)
+    rate_limit_messages: int = Field(default=8, ge=0)
+    rate_limit_window_seconds: float = Field(default=60.0, gt=0)
+
+    # --- Memory ---
+    data_dir: Path = Path("./data")
+    memory_debounce_seconds: float = Field(default=30.0, gt=0)
+    memory_max_wait_seconds: float = Field(default=300.0, gt=0)
+    memory_top_k: int = Field(default=15, ge=0)
+    memory_max_facts: int = Field(default=100, ge=1)
+    memory_min_confidence: float = Field(default=0.7, ge=0, le=1)
+    memory_duplicate_similarity: float = Field(default=0.85, gt=0, le=1)
+    memory_token_budget: int = Field(default=1000, ge=50)
+    memory_max_turn_chars: int = Field(default=2000, ge=200)
+    memory_max_concurrent_extractions: int = Field(default=4, ge=1)
+    memory_extraction_retries: int = Field(default=4, ge=0)
+    memory_retry_base_seconds: float = Field(default=2.0, ge=0)
+
+    # --- Process ---
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    shutdown_timeout_seconds: float = Field(default=20.0, gt=0)
+    healthcheck_max_age_seconds: float = Field(default=90.0, gt=0)
+
+    @field_validator("allowed_guild_ids", "allowed_channel_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: Any) -> Any:
+        """Accept `123,456` (and spaces) from the environment, as admins naturally write it."""
+        if isinstance(value, str):
+            parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
+            return frozenset(int(p) for p in parts)
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("openai_base_url", "memory_model", "command_sync_guild_id", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        """An empty `KEY=` line in `.env` means "use the default", not "the empty string"."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @property
+    def effective_memory_model(self) -> str:
+        """The extraction model: MEMORY_MODEL, or CHAT_MODEL when unset."""
+        return self.memory_model or self.chat_model
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.data_dir / "memory"
+
+    def api_key_value(self) -> str:
+        """The key handed to the SDK; local servers accept any string, so a placeholder stands in when unset."""
+        if self.openai_api_key is not None and self.openai_api_key.get_secret_value():
+            return self.openai_api_key.get_secret_value()
+        return "not-needed"
+
+
+class SettingsError(Exception):
+    """A configuration problem, phrased as one line an admin can act on (never containing a secret value)."""
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line naming each bad setting by its environment name, without echoing the values."""
+    parts = []
+    for item in error.errors():
+        name = str(item["loc"][0]).upper() if item["loc"] else "settings"
+        message = "is required but not set" if item["type"] == "missing" else item["msg"]
+        parts.append(f"{name} {message}")
+    return "invalid configuration: " + "; ".join(parts)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings from the environment and `.env`; raise `SettingsError` with one readable line."""
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as error:
+        raise SettingsError(describe_validation_error(error)) from None
+    if not settings.discord_token.get_secret_value().strip():
+        raise SettingsError("invalid configuration: DISCORD_TOKEN is empty")
+    if settings.openai_base_url is None and settings.openai_api_key is None:
+        raise SettingsError(
+            "invalid configuration: OPENAI_API_KEY is required for OpenAI "
+            "(set OPENAI_BASE_URL to use a local server, which accepts any key)"
+        )
+    if settings.memory_max_wait_seconds < settings.memory_debounce_seconds:
+        raise SettingsError(
+            "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
+        )
+    return settings

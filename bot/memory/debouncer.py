@@ -1,0 +1,161 @@
+"""Per-key debouncing of memory extraction (DESIGN.md §2.2).
+
+One timer handle (`loop.call_at`) per key `(channel or thread id, user id)`. A new turn appends to its key's
+pending batch and re-arms that key's timer; after `quiet_seconds` without a new turn the batch is handed to the
+handler, once. A user who never pauses is bounded by `max_wait_seconds` from the batch's first turn. Keys are
+independent: steady traffic from one user never postpones another (DeerFlow's single global timer does).
+
+Every task is referenced until it ends and its exception, if any, is logged. A semaphore bounds concurrent
+extractions so a burst of quiet keys cannot open hundreds of LLM calls at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from bot.memory.models import ConversationKey, Turn
+
+log = logging.getLogger(__name__)
+
+BatchHandler = Callable[[ConversationKey, list[Turn]], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class _Pending:
+    first_at: float
+    turns: list[Turn] = field(default_factory=list)
+    handle: asyncio.TimerHandle | None = None
+
+
+class Debouncer:
+    """Collects turns per key and hands each quiet burst to `handler` exactly once."""
+
+    def __init__(
+        self,
+        handler: BatchHandler,
+        *,
+        quiet_seconds: float,
+        max_wait_seconds: float,
+        max_concurrency: int = 4,
+    ) -> None:
+        if quiet_seconds <= 0 or max_wait_seconds < quiet_seconds:
+            raise ValueError("need 0 < quiet_seconds <= max_wait_seconds")
+        self._handler = handler
+        self.quiet_seconds = quiet_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._pending: dict[ConversationKey, _Pending] = {}
+        self._running: dict[asyncio.Task[None], ConversationKey] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # --- state ---------------------------------------------------------------------------------------------
+
+    @property
+    def pending_keys(self) -> int:
+        return len(self._pending)
+
+    @property
+    def pending_turns(self) -> int:
+        return sum(len(p.turns) for p in self._pending.values())
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    def has_pending_for(self, user_id: int) -> bool:
+        return any(key.user_id == user_id for key in self._pending) or any(
+            key.user_id == user_id for key in self._running.values()
+        )
+
+    async def wait_idle(self) -> None:
+        """Until nothing is pending or running (tests await this instead of sleeping)."""
+        await self._idle.wait()
+
+    # --- input ---------------------------------------------------------------------------------------------
+
+    def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
+        """Append turns to the key's batch and re-arm its timer (bounded by the max wait)."""
+        if not turns:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = _Pending(first_at=now)
+        elif pending.handle is not None:
+            pending.handle.cancel()
+        pending.turns.extend(turns)
+        due = min(now + self.quiet_seconds, pending.first_at + self.max_wait_seconds)
+        pending.handle = loop.call_at(due, self._fire, key)
+        self._idle.clear()
+
+    def cancel_user(self, user_id: int) -> int:
+        """Drop every pending batch of the user and cancel their running extractions; returns batches dropped."""
+        dropped = 0
+        for key in [key for key in self._pending if key.user_id == user_id]:
+            pending = self._pending.pop(key)
+            if pending.handle is not None:
+                pending.handle.cancel()
+            dropped += 1
+        for task, key in list(self._running.items()):
+            if key.user_id == user_id:
+                task.cancel()
+                dropped += 1
+        self._update_idle()
+        return dropped
+
+    # --- output --------------------------------------------------------------------------------------------
+
+    def _fire(self, key: ConversationKey) -> None:
+        pending = self._pending.pop(key, None)
+        if pending is None or not pending.turns:
+            self._update_idle()
+            return
+        task = asyncio.get_running_loop().create_task(self._run(key, pending.turns), name=f"extract:{key.label()}")
+        self._running[task] = key
+        task.add_done_callback(self._finished)
+
+    async def _run(self, key: ConversationKey, turns: list[Turn]) -> None:
+        async with self._semaphore:
+            await self._handler(key, turns)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        key = self._running.pop(task, None)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            label = key.label() if key else "?"
+            log.error("memory update for %s failed", label, exc_info=error)
+        self._update_idle()
+
+    def _update_idle(self) -> None:
+        if not self._pending and not self._running:
+            self._idle.set()
+
+    async def flush(self, timeout: float | None = None) -> bool:
+        """Run every pending batch now and wait for all extractions; False if the timeout ran out first."""
+        for key in list(self._pending):
+            pending = self._pending[key]
+            if pending.handle is not None:
+                pending.handle.cancel()
+            self._fire(key)
+        tasks = list(self._running)
+        if not tasks:
+            return True
+        _, not_done = await asyncio.wait(tasks, timeout=timeout)
+        return not not_done
+
+    async def close(self) -> None:
+        """Cancel timers and running work without flushing (flush first when the work matters)."""
+        for pending in self._pending.values():
+            if pending.handle is not None:
+                pending.handle.cancel()
+        self._pending.clear()
+        tasks = list(self._running)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._update_idle()

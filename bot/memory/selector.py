@@ -1,0 +1,146 @@
+"""TF-IDF fact selection: which of a user's facts go in front of this reply (DESIGN.md §2.5).
+
+`score = 0.6 * cosine(fact, last 3 turns) + 0.4 * confidence`, top `MEMORY_TOP_K`.
+
+Two things the seed's version (a new `TfidfVectorizer` over facts + dialogue for every message, splitting on
+spaces) gets wrong, fixed here:
+- Speed: the vectorizer is fitted once per memory revision and cached; a reply only transforms its query and does
+  one sparse matrix-vector product.
+- Language: Chinese and Japanese do not put spaces between words, so a word tokenizer sees a whole sentence as one
+  "word" and nothing ever matches. Our analyzer emits character unigrams and bigrams for CJK runs and stemmed words
+  (minus stop words) for space-separated scripts, in the same vector space, so mixed text works too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+from bot.memory.models import Fact
+
+SIMILARITY_WEIGHT = 0.6
+CONFIDENCE_WEIGHT = 0.4
+QUERY_TURNS = 3
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?", re.UNICODE)
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_STOP = frozenset(ENGLISH_STOP_WORDS) | {"im", "ive", "dont", "didnt", "doesnt", "thats", "youre", "s", "t"}
+_SUFFIXES = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """A deliberately light suffix stripper: 'hiking', 'hikes', 'hiked' -> 'hik'. Cheap, and good enough for
+    matching a question's words against a fact's; no dictionary to download."""
+    if len(word) <= 4 or word.isdigit():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def analyze(text: str) -> list[str]:
+    """Tokens for TF-IDF: stemmed words for spaced scripts, character 1- and 2-grams for CJK runs."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(folded):
+        piece = match.group()
+        if _CJK_RUN.match(piece):
+            tokens.extend(piece)
+            tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+            continue
+        word = piece.replace("'", "")
+        if word in _STOP or (len(word) < 2 and not word.isdigit()):
+            continue
+        tokens.append(_stem(word))
+    return tokens
+
+
+@dataclass(slots=True)
+class FactIndex:
+    """A fitted TF-IDF model of one memory revision's facts."""
+
+    facts: tuple[Fact, ...]
+    vectorizer: TfidfVectorizer | None
+    matrix_t: object  # scipy CSC matrix, facts as columns: query @ matrix_t gives cosines
+    confidence: NDArray[np.float64]
+
+    @classmethod
+    def build(cls, facts: Sequence[Fact]) -> FactIndex:
+        confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
+        vectorizer = TfidfVectorizer(analyzer=analyze, sublinear_tf=True, norm="l2", dtype=np.float64)
+        try:
+            matrix = vectorizer.fit_transform([fact.content for fact in facts])
+        except ValueError:  # no facts, or nothing but stop words: rank by confidence alone
+            return cls(tuple(facts), None, None, confidence)
+        return cls(tuple(facts), vectorizer, matrix.T.tocsr(), confidence)
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        """Cosine similarity of every fact to the query (both vectors are L2-normalised)."""
+        if self.vectorizer is None or not query.strip():
+            return np.zeros(len(self.facts))
+        vector = self.vectorizer.transform([query])
+        result: NDArray[np.float64] = np.asarray((vector @ self.matrix_t).todense()).ravel()
+        return result
+
+    def top(self, query: str, top_k: int) -> list[Fact]:
+        """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first)."""
+        if top_k <= 0 or not self.facts:
+            return []
+        scores = SIMILARITY_WEIGHT * self.similarities(query) + CONFIDENCE_WEIGHT * self.confidence
+        count = len(scores)
+        candidates = np.argpartition(-scores, top_k - 1)[:top_k] if top_k < count else np.arange(count)
+        ordered = sorted(candidates.tolist(), key=lambda i: (-scores[i], -i))
+        return [self.facts[i] for i in ordered]
+
+
+def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:
+    """The text the facts are scored against: the last few turns of the conversation."""
+    return "\n".join(recent_texts[-turns:]) if turns > 0 else ""
+
+
+class FactSelector:
+    """Caches one `FactIndex` per user and memory revision (fit once, transform per reply)."""
+
+    def __init__(self, *, top_k: int = 15, cache_size: int = 512) -> None:
+        self.top_k = top_k
+        self._cache: OrderedDict[str, tuple[int, FactIndex]] = OrderedDict()
+        self._cache_size = cache_size
+
+    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> FactIndex:
+        cached = self._cache.get(user_key)
+        if cached is not None and cached[0] == revision:
+            self._cache.move_to_end(user_key)
+            return cached[1]
+        index = FactIndex.build(facts)
+        self._cache[user_key] = (revision, index)
+        self._cache.move_to_end(user_key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return index
+
+    def select(
+        self,
+        user_key: str,
+        revision: int,
+        facts: Sequence[Fact],
+        recent_texts: Sequence[str],
+        top_k: int | None = None,
+    ) -> list[Fact]:
+        if not facts:
+            return []
+        index = self.index_for(user_key, revision, facts)
+        return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
+
+    def forget(self, user_key: str) -> None:
+        self._cache.pop(user_key, None)

@@ -1,0 +1,260 @@
+"""The memory engine's front door: what the chat cog, the memory commands and the console call.
+
+It wires filter output → journal → debouncer → extractor → store, and store → selector → rendering, and owns the
+rules that span parts: extraction is serialised per user; work started before a `/memory forget` never writes;
+a paused user teaches nothing; a batch is marked done in the journal only once its result is saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.memory.apply import apply_extraction
+from bot.memory.debouncer import Debouncer
+from bot.memory.extractor import ExtractionFailed, MemoryExtractor
+from bot.memory.journal import Journal
+from bot.memory.models import ConversationKey, MemoryFile, Turn, utc_now
+from bot.memory.pauses import PauseRegistry
+from bot.memory.render import render_memory
+from bot.memory.selector import FactSelector
+from bot.memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+APPLIED_IDS_KEPT = 500
+MAX_SAVE_REQUEUES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPolicy:
+    """The engine's knobs (built from `Settings` by the application)."""
+
+    debounce_seconds: float = 30.0
+    max_wait_seconds: float = 300.0
+    max_concurrent_extractions: int = 4
+    top_k: int = 15
+    max_facts: int = 100
+    min_confidence: float = 0.7
+    duplicate_similarity: float = 0.85
+    token_budget: int = 1000
+
+
+class _Forgotten(Exception):
+    """The user wiped their memory while this batch was being extracted."""
+
+
+@dataclass(slots=True)
+class EngineStats:
+    batches_saved: int = 0
+    batches_failed: int = 0
+    turns_skipped_paused: int = 0
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        extractor: MemoryExtractor,
+        selector: FactSelector,
+        journal: Journal | None,
+        pauses: PauseRegistry,
+        policy: MemoryPolicy,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.extractor = extractor
+        self.selector = selector
+        self.journal = journal
+        self.pauses = pauses
+        self.policy = policy
+        self._clock = clock
+        self.debouncer = Debouncer(
+            self._process_batch,
+            quiet_seconds=policy.debounce_seconds,
+            max_wait_seconds=policy.max_wait_seconds,
+            max_concurrency=policy.max_concurrent_extractions,
+        )
+        self._user_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._save_requeues: dict[str, int] = {}
+        self.stats = EngineStats()
+        self.accepting = True
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self) -> int:
+        """Prepare the data folder and put turns a crash left in the journal back into the debouncer."""
+        self.store.prepare()
+        self.pauses.load()
+        if self.journal is None:
+            return 0
+        pending = self.journal.replay()
+        by_key: dict[ConversationKey, list[Turn]] = {}
+        for item in pending:
+            by_key.setdefault(item.key, []).append(item.turn)
+        for key, turns in by_key.items():
+            self.debouncer.add(key, turns)
+        if pending:
+            log.info("journal: resumed %d pending turns in %d batches", len(pending), len(by_key))
+        return len(pending)
+
+    async def shutdown(self, timeout: float) -> bool:
+        """Stop taking turns and flush everything pending through extraction and the store, within `timeout`.
+
+        What does not finish in time stays in the journal for the next start; returns True when all finished.
+        """
+        self.accepting = False
+        finished = await self.debouncer.flush(timeout)
+        if not finished:
+            left = self.journal.pending if self.journal else self.debouncer.pending_turns
+            log.warning("shutdown: flush timed out after %.0fs; %d turns stay journaled", timeout, left)
+            await self.debouncer.close()
+        return finished
+
+    # --- learning ------------------------------------------------------------------------------------------
+
+    async def remember(self, key: ConversationKey, turns: Sequence[Turn]) -> bool:
+        """Take a user's turns for later extraction; False when the user paused learning (nothing is kept)."""
+        if not turns:
+            return False
+        if self.pauses.is_paused(key.user_id):
+            self.stats.turns_skipped_paused += len(turns)
+            return False
+        if not self.accepting:
+            log.info("turns for %s arrived during shutdown; journaled for the next start", key.label())
+        if self.journal is not None:
+            await self.journal.add(key, list(turns))
+        if self.accepting:
+            self.debouncer.add(key, turns)
+        return True
+
+    def _user_lock(self, user_id: int) -> asyncio.Lock:
+        lock = self._user_locks.get(user_id)
+        if lock is None:
+            lock = self._user_locks[user_id] = asyncio.Lock()
+        return lock
+
+    async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
+        """Extract one batch and save the result; serialised per user so extractions never race."""
+        async with self._user_lock(key.user_id):
+            epoch = self.store.epoch(key.user_id)
+            memory = await self.store.load(key.user_id)
+            applied = set(memory.appliedTurnIds)
+            fresh = [turn for turn in turns if not turn.turn_id or turn.turn_id not in applied]
+            ids = [turn.turn_id for turn in turns if turn.turn_id]
+            if not any(turn.role == "user" for turn in fresh):
+                await self._mark_done(key, ids)
+                return
+            try:
+                extraction = await self.extractor.extract(
+                    memory, fresh, user_id=key.user_id, now=self._clock(), label=key.label()
+                )
+            except ExtractionFailed as error:
+                self.stats.batches_failed += 1
+                log.error(
+                    "memory update for %s given up (%s); %d turns kept in the journal for the next start",
+                    key.label(), error.reason, len(turns),
+                )
+                return
+            try:
+                async with self.store.edit(key.user_id) as draft:
+                    if self.store.epoch(key.user_id) != epoch:
+                        raise _Forgotten
+                    report = apply_extraction(
+                        draft,
+                        extraction.result,
+                        now=self._clock(),
+                        min_confidence=self.policy.min_confidence,
+                        max_facts=self.policy.max_facts,
+                        duplicate_similarity=self.policy.duplicate_similarity,
+                        source=f"conversation:{key.conversation_id}",
+                    )
+                    new_ids = [turn_id for turn_id in ids if turn_id not in applied]
+                    if new_ids:
+                        draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
+            except _Forgotten:
+                log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
+                return
+            except OSError as error:
+                self._requeue_after_save_error(key, turns, error)
+                return
+            self.stats.batches_saved += 1
+            log.info(
+                "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
+                "%d below threshold, %d refused, %d evicted",
+                key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
+                report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
+            )
+            await self._mark_done(key, ids)
+
+    def _requeue_after_save_error(self, key: ConversationKey, turns: list[Turn], error: OSError) -> None:
+        """A failed write (disk full, I/O error) left the old file intact; try the batch again later."""
+        marker = turns[0].turn_id or key.label()
+        attempts = self._save_requeues.get(marker, 0) + 1
+        if attempts > MAX_SAVE_REQUEUES or not self.accepting:
+            self._save_requeues.pop(marker, None)
+            self.stats.batches_failed += 1
+            log.error(
+                "memory update for %s could not be saved (%s); %d turns kept in the journal",
+                key.label(), error.strerror or type(error).__name__, len(turns),
+            )
+            return
+        self._save_requeues[marker] = attempts
+        log.warning(
+            "memory update for %s could not be saved (%s); retrying later (%d/%d)",
+            key.label(), error.strerror or type(error).__name__, attempts, MAX_SAVE_REQUEUES,
+        )
+        self.debouncer.add(key, turns)
+
+    async def _mark_done(self, key: ConversationKey, turn_ids: list[str]) -> None:
+        if self.journal is not None:
+            await self.journal.done(key.user_id, turn_ids)
+
+    # --- reading for replies -------------------------------------------------------------------------------
+
+    async def memory_prompt(self, user_id: int, recent_texts: Sequence[str], *, user_label: str) -> str:
+        """The rendered memory block for a reply to `user_id` (only that user's memory, ever)."""
+        memory, revision = await self.store.load_with_revision(user_id)
+        if memory.is_empty():
+            return ""
+        facts = self.selector.select(str(user_id), revision, memory.facts, recent_texts, self.policy.top_k)
+        return render_memory(memory, facts, user_label=user_label, token_budget=self.policy.token_budget)
+
+    # --- the user's controls -------------------------------------------------------------------------------
+
+    async def show(self, user_id: int) -> MemoryFile:
+        return await self.store.load(user_id)
+
+    async def forget_fact(self, user_id: int, fact_id: str) -> bool:
+        """Remove one fact by id; False when the user has no such fact."""
+        async with self.store.edit(user_id) as draft:
+            before = len(draft.facts)
+            draft.facts = [fact for fact in draft.facts if fact.id != fact_id]
+            removed = len(draft.facts) != before
+        return removed
+
+    async def forget_all(self, user_id: int) -> bool:
+        """Wipe the user's memory and everything pending for them, so nothing forgotten comes back."""
+        self.debouncer.cancel_user(user_id)
+        if self.journal is not None:
+            await self.journal.purge(user_id)
+        existed = await self.store.delete(user_id)
+        self.selector.forget(str(user_id))
+        log.info("memory of user %s wiped at their request", user_id)
+        return existed
+
+    async def set_paused(self, user_id: int, paused: bool) -> bool:
+        changed = await self.pauses.set_paused(user_id, paused)
+        if paused:
+            self.debouncer.cancel_user(user_id)
+            if self.journal is not None:
+                await self.journal.purge(user_id)
+        return changed
+
+    def is_paused(self, user_id: int) -> bool:
+        return self.pauses.is_paused(user_id)

@@ -1,0 +1,206 @@
+"""Per-user memory files: `DATA_DIR/memory/<user id>.json`, read cached, written atomically under a per-user lock.
+
+- Reads are cached and revalidated with one `stat` (mtime and size), so the reply path does not parse JSON.
+- Read-modify-write happens in `async with store.edit(uid) as memory:` under that user's lock: 100 concurrent
+  updates to one user all land. Nothing is written when the body raises or changes nothing.
+- A file that does not parse or validate is renamed aside (`<uid>.json.corrupt-<timestamp>`), never overwritten,
+  and the user starts empty: the bytes stay for an admin to inspect.
+- User ids must be decimal Discord snowflakes, so no id can name a path outside the folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import re
+import weakref
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiofiles
+from pydantic import ValidationError
+
+from bot.memory.atomic import AtomicWriter, sweep_temp_files
+from bot.memory.models import MemoryFile
+
+log = logging.getLogger(__name__)
+
+_SNOWFLAKE = re.compile(r"[0-9]{1,20}")
+
+
+class InvalidUserId(ValueError):
+    """Raised for anything that is not a decimal Discord snowflake."""
+
+
+def validate_user_id(user_id: int | str) -> str:
+    """The canonical decimal form of a Discord user id, or `InvalidUserId`."""
+    if isinstance(user_id, bool):
+        raise InvalidUserId("user id must be a decimal Discord snowflake")
+    text = str(user_id) if isinstance(user_id, int) else user_id
+    if not isinstance(text, str) or not _SNOWFLAKE.fullmatch(text) or int(text) >= 2**64 or int(text) <= 0:
+        raise InvalidUserId("user id must be a decimal Discord snowflake")
+    return str(int(text))
+
+
+@dataclass(slots=True)
+class _Cached:
+    mtime_ns: int
+    size: int
+    memory: MemoryFile
+    revision: int
+
+
+class MemoryStore:
+    """The only code that touches memory files. One instance per process, shared by everyone."""
+
+    def __init__(self, folder: Path, *, writer: AtomicWriter | None = None, cache_size: int = 4096) -> None:
+        self.folder = folder
+        self._writer = writer or AtomicWriter()
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._cache_size = cache_size
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._revisions = itertools.count(1)
+        self._epochs: dict[str, int] = {}
+
+    def prepare(self) -> None:
+        """Create the folder, check it is writable, and sweep temp files a crash left behind."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        probe = self.folder / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+        removed = sweep_temp_files(self.folder)
+        if removed:
+            log.info("removed %d temp files left by an interrupted write", removed)
+
+    def path_for(self, user_id: int | str) -> Path:
+        return self.folder / f"{validate_user_id(user_id)}.json"
+
+    def lock_for(self, user_id: int | str) -> asyncio.Lock:
+        uid = validate_user_id(user_id)
+        lock = self._locks.get(uid)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[uid] = lock
+        return lock
+
+    def epoch(self, user_id: int | str) -> int:
+        """Bumped by every delete: work started before a `/memory forget` can tell it must not write."""
+        return self._epochs.get(validate_user_id(user_id), 0)
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    async def load(self, user_id: int | str) -> MemoryFile:
+        """The user's memory (empty when none). The returned object is shared: treat it as read-only."""
+        memory, _ = await self.load_with_revision(user_id)
+        return memory
+
+    async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]:
+        """Memory plus a number that changes whenever the memory does (the selector caches by it)."""
+        uid = validate_user_id(user_id)
+        hit = self._fresh_cache_entry(uid)
+        if hit is not None:
+            return hit.memory, hit.revision
+        async with self.lock_for(uid):
+            entry = await self._load_locked(uid)
+        return entry.memory, entry.revision
+
+    def _fresh_cache_entry(self, uid: str) -> _Cached | None:
+        entry = self._cache.get(uid)
+        if entry is None:
+            return None
+        try:
+            stat = os.stat(self.folder / f"{uid}.json")
+        except FileNotFoundError:
+            fresh = entry.size == -1
+        else:
+            fresh = (stat.st_mtime_ns, stat.st_size) == (entry.mtime_ns, entry.size)
+        if not fresh:
+            return None
+        self._cache.move_to_end(uid)
+        return entry
+
+    async def _load_locked(self, uid: str) -> _Cached:
+        hit = self._fresh_cache_entry(uid)
+        if hit is not None:
+            return hit
+        path = self.folder / f"{uid}.json"
+        try:
+            stat = os.stat(path)
+            async with aiofiles.open(path, "rb") as handle:
+                raw = await handle.read()
+        except FileNotFoundError:
+            return self._remember(uid, MemoryFile(), -1, -1)
+        try:
+            memory = MemoryFile.model_validate(json.loads(raw))
+        except (ValueError, ValidationError, RecursionError) as error:
+            self._quarantine(uid, path, type(error).__name__)
+            return self._remember(uid, MemoryFile(), -1, -1)
+        return self._remember(uid, memory, stat.st_mtime_ns, stat.st_size)
+
+    def _remember(self, uid: str, memory: MemoryFile, mtime_ns: int, size: int) -> _Cached:
+        entry = _Cached(mtime_ns, size, memory, next(self._revisions))
+        self._cache[uid] = entry
+        self._cache.move_to_end(uid)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return entry
+
+    def _quarantine(self, uid: str, path: Path, reason: str) -> None:
+        """Move an unreadable file aside, keeping its bytes; the user starts empty."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        target = path.with_name(f"{path.name}.corrupt-{stamp}")
+        counter = itertools.count(1)
+        while target.exists():
+            target = path.with_name(f"{path.name}.corrupt-{stamp}-{next(counter)}")
+        os.replace(path, target)
+        log.warning("memory file of user %s is unreadable (%s); kept aside as %s", uid, reason, target.name)
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def edit(self, user_id: int | str) -> AsyncIterator[MemoryFile]:
+        """Read-modify-write under the user's lock. Yields a private copy; saves it if the body changed it."""
+        uid = validate_user_id(user_id)
+        async with self.lock_for(uid):
+            current = (await self._load_locked(uid)).memory
+            draft = current.model_copy(deep=True)
+            yield draft
+            if draft.model_dump() != current.model_dump():
+                await self._save_locked(uid, draft)
+
+    async def save(self, user_id: int | str, memory: MemoryFile) -> None:
+        """Replace the user's whole memory (used by imports and tests; updates should use `edit`)."""
+        uid = validate_user_id(user_id)
+        async with self.lock_for(uid):
+            await self._save_locked(uid, memory)
+
+    async def _save_locked(self, uid: str, memory: MemoryFile) -> None:
+        path = self.folder / f"{uid}.json"
+        data = json.dumps(memory.model_dump(mode="json"), ensure_ascii=False, indent=2).encode("utf-8")
+        await self._writer.write(path, data)
+        stat = os.stat(path)
+        self._remember(uid, memory.model_copy(deep=True), stat.st_mtime_ns, stat.st_size)
+
+    async def delete(self, user_id: int | str) -> bool:
+        """Remove the user's memory file; True when there was one. Work started earlier must check `epoch`."""
+        uid = validate_user_id(user_id)
+        async with self.lock_for(uid):
+            self._epochs[uid] = self._epochs.get(uid, 0) + 1
+            self._remember(uid, MemoryFile(), -1, -1)
+            try:
+                await asyncio.to_thread(os.unlink, self.folder / f"{uid}.json")
+            except FileNotFoundError:
+                return False
+            return True
+
+    async def export_bytes(self, user_id: int | str) -> bytes:
+        """The user's memory as pretty JSON, for `/memory export`."""
+        memory = await self.load(user_id)
+        return json.dumps(memory.model_dump(mode="json"), ensure_ascii=False, indent=2).encode("utf-8")

@@ -1,0 +1,1 @@
+"""Discord-facing features, one cog per module."""

@@ -1,0 +1,233 @@
+"""Tests for the heartbeat behind the container's HEALTHCHECK, on real files in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from bot.health import HEARTBEAT_FILE, check_heartbeat, healthcheck_main, write_heartbeat
+
+
+def _write_raw(data_dir: Path, record: object) -> Path:
+    path = data_dir / HEARTBEAT_FILE
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+def _record(
+    *, updated_at: datetime, connected: bool = True, guilds: int = 3, latency: float | None = 45.2
+) -> dict[str, object]:
+    return {
+        "pid": 1234,
+        "connected": connected,
+        "latencyMs": latency,
+        "guilds": guilds,
+        "updatedAt": updated_at.isoformat(),
+    }
+
+
+async def test_write_heartbeat_writes_expected_fields(tmp_path: Path) -> None:
+    before = datetime.now(UTC)
+    await write_heartbeat(tmp_path, connected=True, latency_ms=45.27, guilds=3)
+    after = datetime.now(UTC)
+
+    record = json.loads((tmp_path / HEARTBEAT_FILE).read_text(encoding="utf-8"))
+    assert set(record) == {"pid", "connected", "latencyMs", "guilds", "updatedAt"}
+    assert record["pid"] == os.getpid()
+    assert record["connected"] is True
+    assert record["latencyMs"] == pytest.approx(45.3)
+    assert record["guilds"] == 3
+    stamp = datetime.fromisoformat(record["updatedAt"])
+    assert stamp.tzinfo is not None and stamp.utcoffset() == timedelta(0)
+    assert before <= stamp <= after
+
+
+async def test_write_then_check_is_healthy(tmp_path: Path) -> None:
+    await write_heartbeat(tmp_path, connected=True, latency_ms=45.0, guilds=3)
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90)
+
+    assert ok is True
+    assert reason.startswith("healthy: connected, heartbeat ")
+    assert "3 guilds" in reason
+    assert "latency 45 ms" in reason
+    assert "\n" not in reason
+
+
+async def test_write_heartbeat_creates_missing_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "not" / "yet"
+    await write_heartbeat(data_dir, connected=False, latency_ms=None, guilds=0)
+
+    record = json.loads((data_dir / HEARTBEAT_FILE).read_text(encoding="utf-8"))
+    assert record["connected"] is False
+    assert record["latencyMs"] is None
+
+
+async def test_rewrites_replace_the_file_and_leave_no_temp_files(tmp_path: Path) -> None:
+    for guilds in range(5):
+        await write_heartbeat(tmp_path, connected=True, latency_ms=10.0, guilds=guilds)
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HEARTBEAT_FILE]
+    record = json.loads((tmp_path / HEARTBEAT_FILE).read_text(encoding="utf-8"))
+    assert record["guilds"] == 4
+
+
+async def test_failed_write_keeps_old_file_and_removes_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await write_heartbeat(tmp_path, connected=True, latency_ms=10.0, guilds=1)
+    old = (tmp_path / HEARTBEAT_FILE).read_bytes()
+
+    def failing_replace(self: Path, target: Path) -> Path:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(Path, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk on fire"):
+        await write_heartbeat(tmp_path, connected=False, latency_ms=None, guilds=2)
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HEARTBEAT_FILE]
+    assert (tmp_path / HEARTBEAT_FILE).read_bytes() == old
+
+
+def test_fresh_heartbeat_is_healthy_with_age_in_reason(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _record(updated_at=now - timedelta(seconds=12)))
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is True
+    assert reason == "healthy: connected, heartbeat 12s old, 3 guilds, latency 45 ms"
+
+
+def test_one_guild_is_singular_and_missing_latency_is_omitted(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _record(updated_at=now, guilds=1, latency=None))
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is True
+    assert reason == "healthy: connected, heartbeat 0s old, 1 guild"
+
+
+def test_stale_heartbeat_is_unhealthy(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _record(updated_at=now - timedelta(seconds=300)))
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is False
+    assert reason == "unhealthy: heartbeat 300s old (max 90s)"
+
+
+def test_age_exactly_at_the_limit_is_still_healthy(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _record(updated_at=now - timedelta(seconds=90)))
+
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now)[0] is True
+    assert check_heartbeat(tmp_path, max_age_seconds=89.5, now=now)[0] is False
+
+
+def test_stamp_in_another_timezone_is_compared_correctly(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    plus_two = now.astimezone(timezone(timedelta(hours=2)))
+    _write_raw(tmp_path, _record(updated_at=plus_two - timedelta(seconds=5)))
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is True
+    assert "heartbeat 5s old" in reason
+
+
+def test_disconnected_heartbeat_is_unhealthy_even_when_fresh(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _record(updated_at=now, connected=False))
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is False
+    assert reason == "unhealthy: not connected to Discord"
+
+
+def test_connected_must_be_a_real_true(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    record = _record(updated_at=now)
+    record["connected"] = "yes"
+    _write_raw(tmp_path, record)
+
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (
+        False,
+        "unhealthy: not connected to Discord",
+    )
+
+
+def test_missing_file_is_unhealthy_and_names_the_path(tmp_path: Path) -> None:
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90)
+
+    assert ok is False
+    assert reason == f"unhealthy: no heartbeat file at {tmp_path / HEARTBEAT_FILE} (is the bot running?)"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not json",
+        b"[1, 2, 3]",
+        b'{"connected": true}',
+        b'{"connected": true, "updatedAt": "yesterday"}',
+        b'{"connected": true, "updatedAt": null}',
+        b"\xff\xfe\x00garbage",
+    ],
+    ids=["empty", "truncated", "not-an-object", "no-stamp", "bad-stamp", "null-stamp", "binary"],
+)
+def test_corrupt_file_is_unhealthy(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / HEARTBEAT_FILE).write_bytes(content)
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90)
+
+    assert ok is False
+    assert reason == "unhealthy: heartbeat file unreadable"
+
+
+def test_heartbeat_path_that_is_a_directory_is_unhealthy(tmp_path: Path) -> None:
+    (tmp_path / HEARTBEAT_FILE).mkdir()
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90)
+
+    assert ok is False
+    assert reason.startswith("unhealthy: heartbeat file unreadable")
+
+
+async def test_healthcheck_main_exit_codes_and_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert healthcheck_main(tmp_path, 90) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("unhealthy: no heartbeat file at ")
+    assert out.count("\n") == 1
+
+    await write_heartbeat(tmp_path, connected=True, latency_ms=12.0, guilds=2)
+    assert healthcheck_main(tmp_path, 90) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("healthy: connected, ")
+    assert "2 guilds" in out
+
+    await write_heartbeat(tmp_path, connected=False, latency_ms=None, guilds=2)
+    assert healthcheck_main(tmp_path, 90) == 1
+    assert capsys.readouterr().out == "unhealthy: not connected to Discord\n"
+
+
+def test_health_module_does_not_import_discord() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, bot.health; print('discord' in sys.modules)"
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
+    )
+    assert result.stdout.strip() == "False"
