@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     discord_token: SecretStr
     allowed_guild_ids: IdList = frozenset()
     allowed_channel_ids: IdList = frozenset()
+    allow_dms: bool = True
     sync_commands: bool = False
     command_sync_guild_id: int | None = None
 

@@ -1,7 +1,8 @@
 """Crash-safe file replacement, the way Red-DiscordBot's JSON driver does it.
 
 Why every step:
-1. write the new bytes to a temp file *in the same folder* (a rename is only atomic within one filesystem);
+1. write the new bytes to a temp file *in the same folder* (a rename is only atomic within one filesystem), created
+   exclusively so it can never clobber anything;
 2. flush and fsync it, so the data is on disk before the name points at it (otherwise a power cut can leave the
    new name pointing at an empty file, the classic ext4 delayed-allocation trap);
 3. `os.replace` it over the old file: readers see the old content or the new, never a mix;
@@ -14,15 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiofiles
 import aiofiles.os
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_HEX_BYTES = 4
+# `.<name>.<8 hex digits>.tmp`: exactly what `AtomicWriter.temp_path_for` makes, and nothing else.
+_TEMP_NAME = re.compile(rf"\..+\.[0-9a-f]{{{2 * _TEMP_HEX_BYTES}}}{re.escape(TEMP_SUFFIX)}")
+
+_TEMP_TAIL = 1 + 2 * _TEMP_HEX_BYTES + len(TEMP_SUFFIX)  # length of `.<hex>.tmp`
 
 Fsync = Callable[[int], None]
 
@@ -39,18 +48,41 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def json_bytes(value: Any, *, indent: int | None = None, compact: bool = False) -> bytes:
+    """`value` as UTF-8 JSON that can always be written and read back.
+
+    Readable UTF-8 when possible; when a string holds a lone surrogate (JSON text may carry `"\\ud800"`, and
+    such a string cannot be encoded as UTF-8), the whole document falls back to ASCII escapes instead of failing
+    the write forever.
+    """
+    separators = (",", ":") if compact else None
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, indent=indent, separators=separators).encode("ascii")
+
+
 class AtomicWriter:
-    """Writes whole files atomically and durably. `fsync` is a seam: tests inject ENOSPC/EIO through it."""
+    """Writes whole files atomically and durably.
+
+    `fsync` is a seam for the data file's fsync (before the rename): tests inject ENOSPC/EIO through it.
+    `durable=False` skips both fsyncs (tests and benchmarks only; atomicity against a crash of the process stays).
+    """
 
     def __init__(self, *, fsync: Fsync = os.fsync, durable: bool = True) -> None:
         self._fsync = fsync
         self._durable = durable
 
+    @staticmethod
+    def temp_path_for(path: Path) -> Path:
+        return path.with_name(f".{path.name}.{secrets.token_hex(_TEMP_HEX_BYTES)}{TEMP_SUFFIX}")
+
     async def write(self, path: Path, data: bytes) -> None:
-        """Replace `path` with `data`; on any error the old file is untouched and the temp file removed."""
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        """Replace `path` with `data`; on any error before the rename the old file is untouched and the temp file
+        removed, and the error propagates."""
+        temp = self.temp_path_for(path)
         try:
-            async with aiofiles.open(temp, "wb") as handle:
+            async with aiofiles.open(temp, "xb") as handle:
                 await handle.write(data)
                 await handle.flush()
                 if self._durable:
@@ -64,10 +96,20 @@ class AtomicWriter:
             await asyncio.to_thread(fsync_dir, path.parent)
 
 
-def sweep_temp_files(folder: Path) -> int:
-    """Remove temp files a crash left behind; returns how many. Only our own `.<name>.<hex>.tmp` pattern."""
+def is_temp_name(name: str) -> bool:
+    """True for names of the `.<name>.<hex>.tmp` form our writes use."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def sweep_temp_files(folder: Path, *, target: str | None = None) -> int:
+    """Remove temp files a crash left behind; returns how many. Only our own `.<name>.<hex>.tmp` files (of the
+    file `target` when given), never other dot files, folders or anything else."""
     removed = 0
     for stray in folder.glob(f".*{TEMP_SUFFIX}"):
+        if not is_temp_name(stray.name) or not stray.is_file() or stray.is_symlink():
+            continue
+        if target is not None and stray.name[:-_TEMP_TAIL] != f".{target}":
+            continue
         with contextlib.suppress(OSError):
             stray.unlink()
             removed += 1

@@ -10,12 +10,15 @@ parses the answer tolerantly. It never touches the store: it returns a validated
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import email.utils
 import json
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import openai
 from openai import AsyncOpenAI
@@ -138,16 +141,50 @@ def _is_transient(error: Exception) -> bool:
 
 
 def _retry_after(error: Exception) -> float | None:
-    """Seconds the server asked us to wait (`Retry-After`), capped; None when it did not say."""
+    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date),
+    capped; None when it did not say."""
     if not isinstance(error, openai.APIStatusError):
         return None
-    value = error.response.headers.get("retry-after")
-    if value is None:
+    headers = error.response.headers
+    seconds: float | None = None
+    with contextlib.suppress(ValueError):
+        if (millis := headers.get("retry-after-ms")) is not None:
+            seconds = float(millis) / 1000
+        elif (value := headers.get("retry-after")) is not None:
+            try:
+                seconds = float(value)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(value)
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=UTC)
+                seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds is None or math.isnan(seconds):
         return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def _count(value: object) -> int:
+    """A token count from the answer's `usage`, or 0 when the server sent something that is not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _usage_of(response: ChatCompletion) -> tuple[int, int]:
+    """(prompt, completion) tokens; servers omit `usage` or fill it with junk, which counts as 0."""
+    usage = getattr(response, "usage", None)
+    return _count(getattr(usage, "prompt_tokens", 0)), _count(getattr(usage, "completion_tokens", 0))
+
+
+def _content_of(response: ChatCompletion) -> str | None:
+    """The answer's text. The client builds completions without validating them, so a server's odd shape
+    (no choices, a null message, content that is not a string) shows up here and becomes a parse error."""
     try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER_SECONDS)
-    except ValueError:
-        return None
+        choices = response.choices
+        content: object = choices[0].message.content if choices else None
+    except (AttributeError, IndexError, KeyError, TypeError):
+        raise ExtractionParseError("the completion has no readable message") from None
+    if content is not None and not isinstance(content, str):
+        raise ExtractionParseError("the completion's content is not text")
+    return content
 
 
 class MemoryExtractor:
@@ -209,20 +246,12 @@ class MemoryExtractor:
 
     async def _call_once(self, messages: list[ChatCompletionMessageParam], label: str) -> Extraction:
         try:
-            response = await self._create(messages, json_mode=self._json_mode)
-        except json.JSONDecodeError:
+            response = await self._create_with_fallback(messages)
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise ExtractionParseError("the endpoint sent a body that is not JSON") from None
-        except openai.BadRequestError:
-            if not self._json_mode:
-                raise
-            log.info("memory model endpoint rejected response_format=json_object; asking without it from now on")
-            self._json_mode = False
-            response = await self._create(messages, json_mode=False)
         if not isinstance(response, ChatCompletion):  # a proxy's HTML error page parsed as text
             raise ExtractionParseError("the endpoint did not answer with a chat completion")
-        content = response.choices[0].message.content if response.choices else None
-        prompt_tokens = response.usage.prompt_tokens if response.usage else 0
-        completion_tokens = response.usage.completion_tokens if response.usage else 0
+        prompt_tokens, completion_tokens = _usage_of(response)
         self.usage.calls += 1
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
@@ -230,7 +259,26 @@ class MemoryExtractor:
             "extraction %s: model=%s prompt_tokens=%d completion_tokens=%d",
             label, self.model, prompt_tokens, completion_tokens,
         )
-        return Extraction(parse_extraction(content), prompt_tokens, completion_tokens)
+        return Extraction(parse_extraction(_content_of(response)), prompt_tokens, completion_tokens)
+
+    async def _create_with_fallback(self, messages: list[ChatCompletionMessageParam]) -> ChatCompletion:
+        """One call; on a 400 in JSON mode, once more without `response_format`.
+
+        JSON mode is switched off for good only when the second call is accepted: a 400 that comes back without
+        `response_format` too was about something else (and is raised), so a server that does support JSON mode
+        keeps it.
+        """
+        if not self._json_mode:
+            return await self._create(messages, json_mode=False)
+        try:
+            return await self._create(messages, json_mode=True)
+        except openai.BadRequestError:
+            pass
+        response = await self._create(messages, json_mode=False)
+        if self._json_mode:
+            log.info("memory model endpoint rejected response_format=json_object; asking without it from now on")
+            self._json_mode = False
+        return response
 
     async def _create(self, messages: list[ChatCompletionMessageParam], *, json_mode: bool) -> ChatCompletion:
         return await self._client.chat.completions.create(

@@ -21,10 +21,13 @@ _TRIVIAL = {
     "tysm", "thanks!", "cool", "nice", "great", "got it", "lol", "lmao",
     "haha", "hah", "hm", "hmm", "alright", "np", "no problem", "cheers", "gg", "wow", "ah", "oh",
     "i see", "makes sense", "perfect", "awesome", "sounds good", "bye", "good night", "gn", "brb",
-    "好的", "嗯", "嗯嗯", "谢谢", "谢了", "收到", "哈哈", "哈哈哈", "了解", "明白", "ok了",
-    "ありがとう", "了解です", "なるほど",
+    "好的", "好滴", "好吧", "嗯", "嗯嗯", "谢谢", "谢谢你", "谢谢啦", "多谢", "谢了", "收到", "哈哈", "哈哈哈", "了解",
+    "明白", "明白了", "ok了", "好的谢谢", "謝謝", "好的謝謝",
+    "ありがとう", "ありがとうございます", "どうも", "了解です", "なるほど", "了解しました", "わかりました",
 }
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
+# The same phrases with spaces and punctuation removed: "好的, 谢谢！" and "ok, thanks" match too.
+_TRIVIAL_COMPACT = frozenset(_PUNCT_OR_SPACE.sub("", phrase) for phrase in _TRIVIAL)
 
 
 def normalise(text: str) -> str:
@@ -38,7 +41,7 @@ def is_trivial(text: str) -> bool:
     stripped = _PUNCT_OR_SPACE.sub(" ", folded).strip()
     if not stripped:
         return True  # emoji, punctuation only
-    return stripped in _TRIVIAL or folded.strip(" !.~。！") in _TRIVIAL
+    return stripped in _TRIVIAL or stripped.replace(" ", "") in _TRIVIAL_COMPACT
 
 
 def strip_mentions(text: str, bot_id: int | None) -> str:
@@ -52,7 +55,9 @@ def clip(text: str, max_chars: int) -> str:
     """Cut text longer than `max_chars` to its head and tail around a marker saying how much was omitted."""
     if len(text) <= max_chars:
         return text
-    keep = max(max_chars - len(TRUNCATION_MARKER.format(omitted=len(text))), 2)
+    keep = max_chars - len(TRUNCATION_MARKER.format(omitted=len(text)))
+    if keep < 2:  # no room for a marker: a plain cut is the only way to respect the limit
+        return text[: max(max_chars, 0)]
     head = (keep * 2) // 3
     tail = keep - head
     omitted = len(text) - head - tail

@@ -4,14 +4,20 @@
 - `{"op": "turn", "conv": "...", "user": "...", "turn": {...}}`: a turn entered the debouncer;
 - `{"op": "done", "user": "...", "turnIds": [...]}`: its extraction was saved (or it was deliberately skipped);
 - `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back.
+A turn is identified by (user, turn id), so a "done" of one user never clears another user's turn. Turns need an
+id to be marked done; one without an id stays pending until its user's next purge.
 At start the journal is replayed: turns neither done nor purged go back into the debouncer. The memory file records
 the ids of turns already applied, in the same atomic write as the facts they produced, so a crash between saving
-memory and writing "done" cannot apply a turn twice. A torn last line (crash mid-append) is skipped.
+memory and writing "done" cannot apply a turn twice.
+A crash (or a failed write) mid-append leaves at most one torn line at the end: replay skips it with a warning, and
+an append never glues a new record onto it (it starts a fresh line first), so later records are never lost with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import json
 import logging
 import os
@@ -19,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import fsync_dir
+from bot.memory.atomic import fsync_dir, json_bytes
 from bot.memory.models import ConversationKey, Turn
 
 log = logging.getLogger(__name__)
 
 JOURNAL_NAME = "pending.jsonl"
+
+_LiveKey = tuple[int, str]  # (user id, turn id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +49,10 @@ class Journal:
         self._durable = durable
         self._compact_after = compact_after
         self._lock = asyncio.Lock()
-        self._live: dict[str, PendingTurn] = {}
+        self._live: dict[_LiveKey, PendingTurn] = {}
         self._lines = 0
+        self._anonymous = itertools.count()
+        self._tail_clean = False  # known to end with a newline (or be empty/missing)?
 
     @property
     def pending(self) -> int:
@@ -55,7 +65,7 @@ class Journal:
 
     def replay(self) -> list[PendingTurn]:
         """Read the journal, keep what is still pending, rewrite it compacted; returns pending turns in order."""
-        live: dict[str, PendingTurn] = {}
+        live: dict[_LiveKey, PendingTurn] = {}
         torn = 0
         try:
             lines = self.path.read_bytes().splitlines()
@@ -65,49 +75,64 @@ class Journal:
             try:
                 record = json.loads(raw)
                 self._apply(live, record)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 torn += 1
         if torn:
             log.warning("journal: skipped %d unreadable records (a crash mid-append)", torn)
         self._live = live
-        self._rewrite()
+        self._lines = len(lines)
+        try:
+            self._rewrite()
+        except OSError as error:
+            # Not fatal: the file still holds every live record; appends will start on a fresh line.
+            log.warning("journal: could not compact at start (%s); keeping it as it is", error.strerror or error)
         return list(live.values())
 
-    @staticmethod
-    def _apply(live: dict[str, PendingTurn], record: dict[str, Any]) -> None:
+    def _apply(self, live: dict[_LiveKey, PendingTurn], record: dict[str, Any]) -> None:
         op = record["op"]
         if op == "turn":
             key = ConversationKey(int(record["conv"]), int(record["user"]))
             turn = Turn.from_json(record["turn"])
-            live[turn.turn_id] = PendingTurn(key, turn)
+            turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
+            live[(key.user_id, turn_id)] = PendingTurn(key, turn)
         elif op == "done":
-            for turn_id in record["turnIds"]:
-                live.pop(str(turn_id), None)
+            user = int(record["user"])
+            turn_ids = record["turnIds"]
+            if not isinstance(turn_ids, list):
+                raise TypeError("turnIds must be a list")
+            for turn_id in turn_ids:
+                live.pop((user, str(turn_id)), None)
         elif op == "purge":
             user = int(record["user"])
-            for turn_id in [tid for tid, item in live.items() if item.key.user_id == user]:
-                del live[turn_id]
+            for gone in [live_key for live_key in live if live_key[0] == user]:
+                del live[gone]
 
     def _rewrite(self) -> None:
         """Atomically replace the journal with just the live records (temp + fsync + rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_name(self.path.name + ".compact")
         body = b"".join(self._encode(self._turn_record(item)) for item in self._live.values())
-        with open(temp, "wb") as handle:
-            handle.write(body)
-            handle.flush()
-            if self._durable:
-                os.fsync(handle.fileno())
-        os.replace(temp, self.path)
+        try:
+            with open(temp, "wb") as handle:
+                handle.write(body)
+                handle.flush()
+                if self._durable:
+                    os.fsync(handle.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
         if self._durable:
             fsync_dir(self.path.parent)
         self._lines = len(self._live)
+        self._tail_clean = True
 
     # --- appends -------------------------------------------------------------------------------------------
 
     @staticmethod
     def _encode(record: dict[str, Any]) -> bytes:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        return json_bytes(record, compact=True) + b"\n"
 
     @staticmethod
     def _turn_record(item: PendingTurn) -> dict[str, Any]:
@@ -119,7 +144,14 @@ class Journal:
         }
 
     def _append_sync(self, data: bytes) -> None:
-        with open(self.path, "ab") as handle:
+        with open(self.path, "a+b") as handle:
+            if not self._tail_clean:
+                # A torn line (crash or failed write mid-append) must not swallow the record written after it.
+                handle.seek(0, os.SEEK_END)
+                if handle.tell() > 0:
+                    handle.seek(-1, os.SEEK_END)
+                    if handle.read(1) != b"\n":
+                        data = b"\n" + data
             handle.write(data)
             handle.flush()
             if self._durable:
@@ -128,20 +160,31 @@ class Journal:
     async def _append(self, records: list[dict[str, Any]]) -> None:
         data = b"".join(self._encode(record) for record in records)
         async with self._lock:
-            await asyncio.to_thread(self._append_sync, data)
+            try:
+                await asyncio.to_thread(self._append_sync, data)
+            except BaseException:
+                self._tail_clean = False  # part of `data` may have reached the file
+                raise
+            self._tail_clean = True
             for record in records:
                 self._apply(self._live, record)
             self._lines += len(records)
             if self._lines > self._compact_after and self._lines > 4 * len(self._live):
-                await asyncio.to_thread(self._rewrite)
+                try:
+                    await asyncio.to_thread(self._rewrite)
+                except OSError as error:
+                    # The records are appended and durable; compaction is only housekeeping, retried later.
+                    log.warning("journal: compaction failed (%s); will retry", error.strerror or error)
 
     async def add(self, key: ConversationKey, turns: list[Turn]) -> None:
         """Record turns as taken; returns once they are on disk."""
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 
     async def done(self, user_id: int, turn_ids: list[str]) -> None:
+        """Record that these turns of the user need no more work; returns once that is on disk."""
         if turn_ids:
             await self._append([{"op": "done", "user": str(user_id), "turnIds": turn_ids}])
 
     async def purge(self, user_id: int) -> None:
+        """Drop everything pending for the user (a `/memory forget`); returns once that is on disk."""
         await self._append([{"op": "purge", "user": str(user_id)}])

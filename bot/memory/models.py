@@ -106,9 +106,14 @@ def _coerce_confidence(value: Any) -> float:
         except ValueError:
             return 0.0
         value = number / 100 if percent else number
-    if not isinstance(value, int | float) or math.isnan(value):
+    if not isinstance(value, int | float):
         return 0.0
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float: nonsense, not certainty
+        return 0.0
+    if not math.isfinite(number):
+        return 0.0
     if 1.0 < number <= 100.0:
         number /= 100  # "85" meant 85 %
     return min(1.0, max(0.0, number))
@@ -133,12 +138,19 @@ class SectionUpdate(BaseModel):
         return bool(value) if value is not None else False
 
 
+def _none_as_empty(value: Any) -> Any:
+    """Models write `null` for "nothing to say"; treat it as the empty default rather than a wrong shape."""
+    return {} if value is None else value
+
+
 class UserUpdate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     workContext: SectionUpdate = Field(default_factory=SectionUpdate)
     personalContext: SectionUpdate = Field(default_factory=SectionUpdate)
     topOfMind: SectionUpdate = Field(default_factory=SectionUpdate)
+
+    _sections = field_validator("*", mode="before")(_none_as_empty)
 
 
 class HistoryUpdate(BaseModel):
@@ -147,6 +159,8 @@ class HistoryUpdate(BaseModel):
     recentMonths: SectionUpdate = Field(default_factory=SectionUpdate)
     earlierContext: SectionUpdate = Field(default_factory=SectionUpdate)
     longTermBackground: SectionUpdate = Field(default_factory=SectionUpdate)
+
+    _sections = field_validator("*", mode="before")(_none_as_empty)
 
 
 class NewFact(BaseModel):
@@ -182,6 +196,8 @@ class ExtractionResult(BaseModel):
     history: HistoryUpdate = Field(default_factory=HistoryUpdate)
     newFacts: list[NewFact] = Field(default_factory=list)
     factsToRemove: list[str] = Field(default_factory=list)
+
+    _parts = field_validator("user", "history", mode="before")(_none_as_empty)
 
     @field_validator("newFacts", "factsToRemove", mode="before")
     @classmethod

@@ -44,6 +44,11 @@ class MemoryPolicy:
     token_budget: int = 1000
 
 
+def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
+    """Identifies a re-queued batch across attempts (re-queued turns go first, so its first turn stays first)."""
+    return turns[0].turn_id or key.label()
+
+
 class _Forgotten(Exception):
     """The user wiped their memory while this batch was being extracted."""
 
@@ -112,7 +117,7 @@ class MemoryService:
         finished = await self.debouncer.flush(timeout)
         if not finished:
             left = self.journal.pending if self.journal else self.debouncer.pending_turns
-            log.warning("shutdown: flush timed out after %.0fs; %d turns stay journaled", timeout, left)
+            log.warning("shutdown: flush timed out after %gs; %d turns stay journaled", timeout, left)
             await self.debouncer.close()
         return finished
 
@@ -184,6 +189,7 @@ class MemoryService:
                 self._requeue_after_save_error(key, turns, error)
                 return
             self.stats.batches_saved += 1
+            self._save_requeues.pop(_requeue_marker(key, turns), None)
             log.info(
                 "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
                 "%d below threshold, %d refused, %d evicted",
@@ -194,7 +200,7 @@ class MemoryService:
 
     def _requeue_after_save_error(self, key: ConversationKey, turns: list[Turn], error: OSError) -> None:
         """A failed write (disk full, I/O error) left the old file intact; try the batch again later."""
-        marker = turns[0].turn_id or key.label()
+        marker = _requeue_marker(key, turns)
         attempts = self._save_requeues.get(marker, 0) + 1
         if attempts > MAX_SAVE_REQUEUES or not self.accepting:
             self._save_requeues.pop(marker, None)
@@ -209,7 +215,7 @@ class MemoryService:
             "memory update for %s could not be saved (%s); retrying later (%d/%d)",
             key.label(), error.strerror or type(error).__name__, attempts, MAX_SAVE_REQUEUES,
         )
-        self.debouncer.add(key, turns)
+        self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
 
     async def _mark_done(self, key: ConversationKey, turn_ids: list[str]) -> None:
         if self.journal is not None:

@@ -1,11 +1,13 @@
 """Per-user memory files: `DATA_DIR/memory/<user id>.json`, read cached, written atomically under a per-user lock.
 
-- Reads are cached and revalidated with one `stat` (mtime and size), so the reply path does not parse JSON.
+- Reads are cached and revalidated with one `stat` (mtime, size and inode: an atomic replacement always makes a
+  new inode, even within the filesystem's timestamp granularity), so the reply path does not parse JSON.
 - Read-modify-write happens in `async with store.edit(uid) as memory:` under that user's lock: 100 concurrent
   updates to one user all land. Nothing is written when the body raises or changes nothing.
 - A file that does not parse or validate is renamed aside (`<uid>.json.corrupt-<timestamp>`), never overwritten,
   and the user starts empty: the bytes stay for an admin to inspect.
 - User ids must be decimal Discord snowflakes, so no id can name a path outside the folder.
+- Deleting a user's memory (`/memory forget`) removes their file and any corrupt copies kept aside for them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 import aiofiles
 from pydantic import ValidationError
 
-from bot.memory.atomic import AtomicWriter, sweep_temp_files
+from bot.memory.atomic import AtomicWriter, fsync_dir, json_bytes, sweep_temp_files
 from bot.memory.models import MemoryFile
 
 log = logging.getLogger(__name__)
@@ -51,10 +53,16 @@ def validate_user_id(user_id: int | str) -> str:
 
 @dataclass(slots=True)
 class _Cached:
-    mtime_ns: int
-    size: int
+    stamp: tuple[int, int, int]  # (mtime_ns, size, inode) of the file it was read from; _MISSING when none
     memory: MemoryFile
     revision: int
+
+
+_MISSING = (-1, -1, -1)
+
+
+def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
 class MemoryStore:
@@ -116,12 +124,10 @@ class MemoryStore:
         if entry is None:
             return None
         try:
-            stat = os.stat(self.folder / f"{uid}.json")
+            stamp = _stamp(os.stat(self.folder / f"{uid}.json"))
         except FileNotFoundError:
-            fresh = entry.size == -1
-        else:
-            fresh = (stat.st_mtime_ns, stat.st_size) == (entry.mtime_ns, entry.size)
-        if not fresh:
+            stamp = _MISSING
+        if stamp != entry.stamp:
             return None
         self._cache.move_to_end(uid)
         return entry
@@ -132,20 +138,20 @@ class MemoryStore:
             return hit
         path = self.folder / f"{uid}.json"
         try:
-            stat = os.stat(path)
             async with aiofiles.open(path, "rb") as handle:
+                stamp = _stamp(os.fstat(handle.fileno()))  # of the very file we read, not of a later one
                 raw = await handle.read()
         except FileNotFoundError:
-            return self._remember(uid, MemoryFile(), -1, -1)
+            return self._remember(uid, MemoryFile(), _MISSING)
         try:
             memory = MemoryFile.model_validate(json.loads(raw))
         except (ValueError, ValidationError, RecursionError) as error:
             self._quarantine(uid, path, type(error).__name__)
-            return self._remember(uid, MemoryFile(), -1, -1)
-        return self._remember(uid, memory, stat.st_mtime_ns, stat.st_size)
+            return self._remember(uid, MemoryFile(), _MISSING)
+        return self._remember(uid, memory, stamp)
 
-    def _remember(self, uid: str, memory: MemoryFile, mtime_ns: int, size: int) -> _Cached:
-        entry = _Cached(mtime_ns, size, memory, next(self._revisions))
+    def _remember(self, uid: str, memory: MemoryFile, stamp: tuple[int, int, int]) -> _Cached:
+        entry = _Cached(stamp, memory, next(self._revisions))
         self._cache[uid] = entry
         self._cache.move_to_end(uid)
         while len(self._cache) > self._cache_size:
@@ -159,7 +165,11 @@ class MemoryStore:
         counter = itertools.count(1)
         while target.exists():
             target = path.with_name(f"{path.name}.corrupt-{stamp}-{next(counter)}")
-        os.replace(path, target)
+        try:
+            os.replace(path, target)
+        except FileNotFoundError:
+            return  # gone meanwhile: nothing left to keep
+        fsync_dir(self.folder)
         log.warning("memory file of user %s is unreadable (%s); kept aside as %s", uid, reason, target.name)
 
     # --- writing -------------------------------------------------------------------------------------------
@@ -183,24 +193,34 @@ class MemoryStore:
 
     async def _save_locked(self, uid: str, memory: MemoryFile) -> None:
         path = self.folder / f"{uid}.json"
-        data = json.dumps(memory.model_dump(mode="json"), ensure_ascii=False, indent=2).encode("utf-8")
-        await self._writer.write(path, data)
-        stat = os.stat(path)
-        self._remember(uid, memory.model_copy(deep=True), stat.st_mtime_ns, stat.st_size)
+        await self._writer.write(path, json_bytes(memory.model_dump(mode="json"), indent=2))
+        self._remember(uid, memory.model_copy(deep=True), _stamp(os.stat(path)))
 
     async def delete(self, user_id: int | str) -> bool:
-        """Remove the user's memory file; True when there was one. Work started earlier must check `epoch`."""
+        """Remove the user's memory file, the corrupt copies kept aside for them and any temp file of theirs a
+        crash left; True when anything was there to remove. Durable (the folder is fsynced). Work started earlier
+        must check `epoch`."""
         uid = validate_user_id(user_id)
         async with self.lock_for(uid):
             self._epochs[uid] = self._epochs.get(uid, 0) + 1
-            self._remember(uid, MemoryFile(), -1, -1)
+            self._remember(uid, MemoryFile(), _MISSING)
+            return await asyncio.to_thread(self._delete_files, uid)
+
+    def _delete_files(self, uid: str) -> bool:
+        name = f"{uid}.json"
+        removed = False
+        for path in [self.folder / name, *self.folder.glob(f"{name}.corrupt-*")]:
             try:
-                await asyncio.to_thread(os.unlink, self.folder / f"{uid}.json")
+                path.unlink()
             except FileNotFoundError:
-                return False
-            return True
+                continue
+            removed = True
+        removed = sweep_temp_files(self.folder, target=name) > 0 or removed
+        if removed:
+            fsync_dir(self.folder)
+        return removed
 
     async def export_bytes(self, user_id: int | str) -> bytes:
         """The user's memory as pretty JSON, for `/memory export`."""
         memory = await self.load(user_id)
-        return json.dumps(memory.model_dump(mode="json"), ensure_ascii=False, indent=2).encode("utf-8")
+        return json_bytes(memory.model_dump(mode="json"), indent=2)

@@ -1,0 +1,80 @@
+"""Building the shared resources once (discord.py's advanced_startup pattern): settings in, one of each out.
+
+The Discord bot and the terminal console both start from `build_resources`, so they run the very same memory
+pipeline: one `AsyncOpenAI` client, one store, one journal, one debouncer (inside the service).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from openai import AsyncOpenAI
+
+from bot.config import Settings
+from bot.llm import ChatModel, build_client
+from bot.memory.extractor import MemoryExtractor
+from bot.memory.journal import JOURNAL_NAME, Journal
+from bot.memory.pauses import PauseRegistry
+from bot.memory.selector import FactSelector
+from bot.memory.service import MemoryPolicy, MemoryService
+from bot.memory.store import MemoryStore
+
+
+class DataDirError(Exception):
+    """DATA_DIR cannot be used (missing permissions, a file in the way); the message is one line for the admin."""
+
+
+@dataclass(slots=True)
+class Resources:
+    settings: Settings
+    client: AsyncOpenAI
+    chat: ChatModel
+    memory: MemoryService
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def policy_from(settings: Settings) -> MemoryPolicy:
+    return MemoryPolicy(
+        debounce_seconds=settings.memory_debounce_seconds,
+        max_wait_seconds=settings.memory_max_wait_seconds,
+        max_concurrent_extractions=settings.memory_max_concurrent_extractions,
+        top_k=settings.memory_top_k,
+        max_facts=settings.memory_max_facts,
+        min_confidence=settings.memory_min_confidence,
+        duplicate_similarity=settings.memory_duplicate_similarity,
+        token_budget=settings.memory_token_budget,
+    )
+
+
+def build_resources(settings: Settings) -> Resources:
+    """Create everything shared; nothing touches the network or the disk until `start_memory`."""
+    client = build_client(settings)
+    extractor = MemoryExtractor(
+        client,
+        model=settings.effective_memory_model,
+        retries=settings.memory_extraction_retries,
+        retry_base_seconds=settings.memory_retry_base_seconds,
+    )
+    memory = MemoryService(
+        store=MemoryStore(settings.memory_dir),
+        extractor=extractor,
+        selector=FactSelector(top_k=settings.memory_top_k),
+        journal=Journal(settings.data_dir / JOURNAL_NAME),
+        pauses=PauseRegistry(settings.data_dir / "paused.json"),
+        policy=policy_from(settings),
+    )
+    chat = ChatModel(
+        client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature
+    )
+    return Resources(settings=settings, client=client, chat=chat, memory=memory)
+
+
+def start_memory(resources: Resources) -> int:
+    """Prepare DATA_DIR and resume journaled turns (needs a running loop); `DataDirError` when unusable."""
+    try:
+        return resources.memory.start()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise DataDirError(f"DATA_DIR {resources.settings.data_dir} is not usable: {reason}") from None

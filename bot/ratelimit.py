@@ -1,0 +1,54 @@
+"""Per-user sliding-window rate limit, so one user cannot drain the LLM budget."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+
+class RateLimiter:
+    """At most `max_events` per `window` seconds per user. `max_events` 0 disables the limit."""
+
+    def __init__(self, max_events: int, window: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_events = max_events
+        self.window = window
+        self._clock = clock
+        self._events: dict[int, deque[float]] = {}
+        self._noticed: dict[int, float] = {}
+
+    def _prune(self, user_id: int, now: float) -> deque[float]:
+        events = self._events.setdefault(user_id, deque())
+        while events and now - events[0] >= self.window:
+            events.popleft()
+        return events
+
+    def allow(self, user_id: int) -> bool:
+        """Count one event for the user; False when it is over the limit (and then it is not counted)."""
+        if self.max_events <= 0:
+            return True
+        now = self._clock()
+        events = self._prune(user_id, now)
+        if len(events) >= self.max_events:
+            return False
+        events.append(now)
+        if len(self._events) > 10_000:  # drop idle users so the table stays small
+            for uid in [uid for uid, q in self._events.items() if not q or now - q[-1] >= self.window]:
+                self._events.pop(uid, None)
+                self._noticed.pop(uid, None)
+        return True
+
+    def retry_after(self, user_id: int) -> float:
+        events = self._events.get(user_id)
+        if not events:
+            return 0.0
+        return max(0.0, self.window - (self._clock() - events[0]))
+
+    def should_notice(self, user_id: int) -> bool:
+        """True once per window for a limited user, so the notice itself cannot become spam."""
+        now = self._clock()
+        last = self._noticed.get(user_id)
+        if last is not None and now - last < self.window:
+            return False
+        self._noticed[user_id] = now
+        return True

@@ -1,0 +1,208 @@
+"""Chat: answers people with their memory in the prompt, then hands the exchange to the memory engine.
+
+Replies in DMs to every message, and in servers when @mentioned or when someone replies to one of the bot's
+messages. The prompt carries the speaking user's memory and nobody else's; afterwards only that user's turn and the
+bot's reply go to the debouncer under `(channel or thread id, user id)`, so in a busy channel each person's facts
+come from their own words alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import discord
+import openai
+from discord.ext import commands
+
+from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.memory.filter import filter_messages
+from bot.memory.models import ConversationKey, IncomingMessage
+from bot.ratelimit import RateLimiter
+from bot.splitting import split_message
+
+if TYPE_CHECKING:
+    from bot.discord_bot import MemoryBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+LLM_ERROR_REPLY = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
+EMPTY_REPLY = "I don't have an answer for that right now."
+PUBLIC_CHANNEL_NOTE = (
+    "This is a shared server channel that other people can read: use what you remember about the user discreetly "
+    "and do not recite personal details unless they bring them up."
+)
+_USER_MENTION = re.compile(r"<@!?(\d+)>")
+_RUNS_OF_SPACES = re.compile(r"[ \t]{2,}")
+_REPLYABLE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+
+
+def readable_text(message: discord.Message, bot_id: int | None) -> str:
+    """Message text with the bot's mention removed and other mentions shown as @display names."""
+    names = {member.id: member.display_name for member in message.mentions}
+
+    def replace(match: re.Match[str]) -> str:
+        mentioned = int(match.group(1))
+        if mentioned == bot_id:
+            return ""
+        return f"@{names.get(mentioned, 'someone')}"
+
+    return _RUNS_OF_SPACES.sub(" ", _USER_MENTION.sub(replace, message.content)).strip()
+
+
+def as_incoming(message: discord.Message, text: str, *, is_self: bool) -> IncomingMessage:
+    reference = message.reference.message_id if message.reference is not None else None
+    return IncomingMessage(
+        message_id=message.id,
+        author_id=message.author.id,
+        author_name=message.author.display_name,
+        content=text,
+        created_at=message.created_at,
+        author_is_bot=message.author.bot,
+        is_self=is_self,
+        is_system=message.type not in _REPLYABLE_TYPES,
+        attachment_count=len(message.attachments),
+        reply_to_id=reference,
+    )
+
+
+class ChatCog(commands.Cog):
+    def __init__(self, bot: MemoryBot) -> None:
+        self.bot = bot
+        self.settings = bot.resources.settings
+        self.memory = bot.resources.memory
+        self.chat = bot.resources.chat
+        self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+
+    # --- when to answer ------------------------------------------------------------------------------------
+
+    def _allowed_place(self, message: discord.Message) -> bool:
+        if message.guild is None:
+            return self.settings.allow_dms
+        if self.settings.allowed_guild_ids and message.guild.id not in self.settings.allowed_guild_ids:
+            return False
+        if self.settings.allowed_channel_ids:
+            channel = message.channel
+            place = channel.parent_id if isinstance(channel, discord.Thread) else channel.id
+            return place in self.settings.allowed_channel_ids or channel.id in self.settings.allowed_channel_ids
+        return True
+
+    async def _replies_to_me(self, message: discord.Message) -> bool:
+        reference = message.reference
+        me = self.bot.user
+        if reference is None or reference.message_id is None or me is None:
+            return False
+        target = reference.resolved or reference.cached_message
+        if target is None:
+            try:
+                target = await message.channel.fetch_message(reference.message_id)
+            except discord.HTTPException:
+                return False
+        return isinstance(target, discord.Message) and target.author.id == me.id
+
+    async def should_reply(self, message: discord.Message) -> bool:
+        me = self.bot.user
+        if me is None or not self.bot.accepting or message.author.bot or message.type not in _REPLYABLE_TYPES:
+            return False
+        if not self._allowed_place(message):
+            return False
+        if message.guild is None:
+            return True
+        if any(user.id == me.id for user in message.mentions):
+            return True
+        return await self._replies_to_me(message)
+
+    # --- answering -----------------------------------------------------------------------------------------
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if not await self.should_reply(message):
+            return
+        author = message.author
+        if not self.limiter.allow(author.id):
+            if self.limiter.should_notice(author.id):
+                wait = max(1, round(self.limiter.retry_after(author.id)))
+                await self._send(message, [f"You're sending messages faster than I can think. Try again in {wait}s."])
+            log.info("rate limit: user %s over %d messages per window", author.id, self.limiter.max_events)
+            return
+        me = self.bot.user
+        bot_id = me.id if me else None
+        text = readable_text(message, bot_id)
+        if not text and not message.attachments:
+            text = "(mentioned you without saying anything)"
+        current = HistoryEntry(author.id, author.display_name, text or "(sent an attachment)")
+        try:
+            async with message.channel.typing():
+                history = await self.history_before(message, bot_id)
+                answer = await self.answer(message, history, current)
+        except openai.OpenAIError:
+            log.exception("reply to message %s failed", message.id)
+            await self._send(message, [LLM_ERROR_REPLY])
+            return
+        sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
+        if sent is not None:
+            await self.learn(message, text, sent, answer, bot_id)
+
+    async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
+        """The recent conversation in this channel or thread, oldest first, bounded by count and characters."""
+        limit = self.settings.history_messages
+        if limit <= 0:
+            return []
+        entries: list[HistoryEntry] = []
+        async for past in message.channel.history(limit=limit, before=message):
+            if past.type not in _REPLYABLE_TYPES:
+                continue
+            text = readable_text(past, bot_id)
+            if not text:
+                continue
+            entries.append(
+                HistoryEntry(past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id)
+            )
+        entries.reverse()
+        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
+
+    async def answer(self, message: discord.Message, history: list[HistoryEntry], current: HistoryEntry) -> str:
+        """Ask the chat model, with the speaking user's memory (and only theirs) in the system prompt."""
+        block = await self.memory.memory_prompt(
+            current.author_id, recent_texts(history, current), user_label=current.author_name
+        )
+        base = self.settings.system_prompt
+        if message.guild is not None:
+            base = f"{base}\n\n{PUBLIC_CHANNEL_NOTE}"
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=block)
+        return await self.chat.reply(chat_messages(system=system, history=history, current=current))
+
+    async def _send(self, message: discord.Message, chunks: list[str]) -> discord.Message | None:
+        """Reply with mentions disabled; the first chunk as a reply, the rest as follow-ups. None on failure."""
+        try:
+            first = await message.reply(chunks[0], mention_author=False, allowed_mentions=NO_MENTIONS)
+            for chunk in chunks[1:]:
+                await message.channel.send(chunk, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.exception("could not send a reply in channel %s", message.channel.id)
+            return None
+        return first
+
+    async def learn(
+        self, message: discord.Message, text: str, sent: discord.Message, answer: str, bot_id: int | None
+    ) -> None:
+        """Hand this user's turn and the bot's reply to the memory engine (skipped while they paused learning)."""
+        user_turn = as_incoming(message, text, is_self=False)
+        bot_turn = IncomingMessage(
+            message_id=sent.id,
+            author_id=bot_id or 0,
+            author_name="assistant",
+            content=answer,
+            created_at=sent.created_at,
+            is_self=True,
+            reply_to_id=message.id,
+        )
+        turns = filter_messages([user_turn, bot_turn], bot_id=bot_id, max_chars=self.settings.memory_max_turn_chars)
+        await self.memory.remember(ConversationKey(message.channel.id, message.author.id), turns)
+
+
+async def setup(bot: MemoryBot) -> None:
+    await bot.add_cog(ChatCog(bot))
