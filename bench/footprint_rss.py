@@ -131,15 +131,11 @@ def make_memory(rng: random.Random, facts: int, now: datetime) -> dict[str, obje
                 "cares about observability and clean deploys."
             ),
             "personalContext": section(f"Lives in {place}. Enjoys {like}. Speaks English and some German."),
-            "topOfMind": section(
-                f"Debugging a flaky integration test in {subject}; preparing for a job interview."
-            ),
+            "topOfMind": section(f"Debugging a flaky integration test in {subject}; preparing for a job interview."),
         },
         "history": {
             "recentMonths": section(f"Moved the team's CI to GitHub Actions; started on {subject}."),
-            "earlierContext": section(
-                "Studied physics before switching to software; first job at an agency."
-            ),
+            "earlierContext": section("Studied physics before switching to software; first job at an agency."),
             "longTermBackground": section("Grew up bilingual; has been programming since school."),
         },
         "facts": fact_list,
@@ -157,9 +153,7 @@ def populate(data_dir: Path, users: int, facts: int, seed: int = 1) -> tuple[int
     while len(user_ids) < users:
         user_ids.add(rng.randint(10**17, 10**19 - 1))  # Discord snowflakes: 18-19 digits
     for user_id in sorted(user_ids):
-        blob = json.dumps(
-            make_memory(rng, max(1, facts + rng.randint(-5, 5)), now), ensure_ascii=False, indent=2
-        )
+        blob = json.dumps(make_memory(rng, max(1, facts + rng.randint(-5, 5)), now), ensure_ascii=False, indent=2)
         path = memory_dir / f"{user_id}.json"
         path.write_text(blob, encoding="utf-8")
         total += len(blob.encode("utf-8"))
@@ -174,8 +168,12 @@ def proc_status_kb(pid: int, field: str) -> int:
     raise KeyError(field)
 
 
-def offline_env(extra: dict[str, str]) -> dict[str, str]:
-    """A minimal environment: no inherited secrets, no proxies, the project importable, `extra` on top."""
+def offline_env(extra: dict[str, str], pycache: Path | None = None) -> dict[str, str]:
+    """A minimal environment: no inherited secrets, no proxies, the project importable, `extra` on top.
+
+    With `pycache`, bytecode is looked up in (and never written to) that empty folder, so every module is
+    compiled at import as in the container image, which ships no __pycache__.
+    """
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/tmp"),
@@ -185,18 +183,20 @@ def offline_env(extra: dict[str, str]) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "NO_PROXY": "*",
     }
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     env.update(extra)
     return env
 
 
-def measure_baseline(python: str, workdir: Path, settle: float) -> tuple[float, float]:
+def measure_baseline(python: str, workdir: Path, settle: float, pycache: Path | None) -> tuple[float, float]:
     """RSS (MB) of a bare interpreter that imported the three heavy libraries; plus its import time (s)."""
     code = "import discord, openai, sklearn, sys, time; print('ready', flush=True); time.sleep(600)"
     start = time.monotonic()
     proc = subprocess.Popen(
         [python, "-c", code],
         cwd=workdir,
-        env=offline_env({}),
+        env=offline_env({}, pycache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -229,6 +229,57 @@ def wait_for_ready(proc: subprocess.Popen[bytes], heartbeat: Path, timeout: floa
     return None
 
 
+WARM_SCRIPT = """
+import asyncio, os, sys
+from pathlib import Path
+from bot.memory.selector import FactSelector
+from bot.memory.store import MemoryStore
+
+def rss_mb():
+    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise KeyError("VmRSS")
+
+async def main():
+    folder = Path(sys.argv[1])
+    store, selector = MemoryStore(folder), FactSelector()
+    ids = sorted(p.stem for p in folder.glob("*.json"))
+    before = rss_mb()
+    for uid in ids:
+        await store.load_with_revision(uid)
+    cached = rss_mb()
+    for uid in ids:
+        memory, revision = await store.load_with_revision(uid)
+        selector.index_for(uid, revision, memory.facts)
+    indexed = rss_mb()
+    print(f"{len(ids)} {before:.1f} {cached:.1f} {indexed:.1f}")
+
+asyncio.run(main())
+"""
+
+
+def measure_warm(python: str, workdir: Path, memory_dir: Path, pycache: Path | None) -> tuple[int, float, float] | str:
+    """Extra RSS when every user is active: all memory files in the store's cache, plus the selector's indexes.
+
+    Runs the memory engine alone (no Discord) in a fresh process; uses the engine's internal API, so it reports
+    why when that API has changed instead of failing the whole benchmark.
+    """
+    result = subprocess.run(
+        [python, "-c", WARM_SCRIPT, str(memory_dir)],
+        cwd=workdir,
+        env=offline_env({}, pycache),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if result.returncode != 0:
+        return (result.stderr.strip().splitlines() or ["no output"])[-1]
+    users, before, cached, indexed = result.stdout.split()
+    return int(users), float(cached) - float(before), float(indexed) - float(cached)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--users", type=int, default=1000)
@@ -237,6 +288,16 @@ def main() -> int:
     parser.add_argument("--ready-timeout", type=float, default=90.0)
     parser.add_argument("--stop-timeout", type=float, default=30.0)
     parser.add_argument("--python", default=sys.executable, help="interpreter to run the bot with")
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="ignore existing .pyc files and compile every module at import, like the container image",
+    )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="also estimate the extra memory when every user is active (all files cached, selector indexes built)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="footprint-") as tmp:
@@ -244,10 +305,13 @@ def main() -> int:
         data_dir = root / "data"
         workdir = root / "cwd"  # no .env here, so only the settings below apply
         workdir.mkdir()
+        pycache = root / "pycache" if args.no_bytecode else None
+        if pycache is not None:
+            pycache.mkdir()
         files, size = populate(data_dir, args.users, args.facts)
         print(f"memory files: {files} in {data_dir / 'memory'} ({size / 1e6:.1f} MB on disk)")
 
-        baseline_mb, baseline_import_s = measure_baseline(args.python, workdir, settle=1.0)
+        baseline_mb, baseline_import_s = measure_baseline(args.python, workdir, settle=1.0, pycache=pycache)
 
         log_path = root / "bot.log"
         env = offline_env(
@@ -258,7 +322,8 @@ def main() -> int:
                 "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # discard port: nothing listens, nothing leaves
                 "BOT_DISCORD_STANDIN": "1",
                 "LOG_LEVEL": "INFO",
-            }
+            },
+            pycache,
         )
         with log_path.open("wb") as log:
             proc = subprocess.Popen([args.python, "-m", "bot"], cwd=workdir, env=env, stdout=log, stderr=log)
@@ -280,11 +345,15 @@ def main() -> int:
                 status = f"still running after {args.stop_timeout:.0f}s, killed"
             stop_s = time.monotonic() - stop_start
         output = log_path.read_text(encoding="utf-8", errors="replace")
+        warm = measure_warm(args.python, workdir, data_dir / "memory", pycache) if args.warm else None
 
+    print(
+        f"bytecode: {'none (compiled at import, as in the image)' if args.no_bytecode else '.pyc files used where present'}"
+    )
     print()
     print(f"{'measure':<34} {'value':>12}")
     print(f"{'-' * 34} {'-' * 12}")
-    print(f"{'baseline RSS (import discord,openai,sklearn)':<34} {baseline_mb:>9.1f} MB")
+    print(f"{'baseline RSS (bare imports) [1]':<34} {baseline_mb:>9.1f} MB")
     print(f"{'baseline import time':<34} {baseline_import_s:>10.2f} s")
     if ready_s is None or rss_mb is None or hwm_mb is None:
         print(f"{'bot ready':<34} {'never':>12}")
@@ -299,6 +368,16 @@ def main() -> int:
     print(f"{'target':<34} {f'< {TARGET_MB:.0f} MB':>12}  {verdict}")
     print(f"{'bot exit status after SIGTERM':<34} {status!s:>12}")
     print(f"{'shutdown time':<34} {stop_s:>10.2f} s")
+    if isinstance(warm, tuple):
+        users, cached_mb, indexed_mb = warm
+        print(f"{f'+ store cache, {users} users [2]':<34} {cached_mb:>9.1f} MB")
+        print(f"{'+ selector indexes [2]':<34} {indexed_mb:>9.1f} MB")
+        print(f"{'= bot RSS, every user active':<34} {rss_mb + cached_mb + indexed_mb:>9.1f} MB")
+    elif warm is not None:
+        print(f"warm estimate unavailable: {warm}")
+    print('\n[1] python -c "import discord, openai, sklearn", idle')
+    if isinstance(warm, tuple):
+        print("[2] measured in a separate process running the memory engine alone over the same files")
     if status != 0:
         print("\nbot output (last 40 lines):")
         print("\n".join(output.splitlines()[-40:]))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, load_health_settings, load_settings
 
 if TYPE_CHECKING:  # imported lazily at run time: `healthcheck` must start fast and without discord.py
     from bot.app import Resources
@@ -37,6 +37,29 @@ def _fail(message: str, status: int = EXIT_CONFIG) -> int:
     return status
 
 
+def check_data_dir(data_dir: Path) -> str | None:
+    """One line saying why DATA_DIR cannot hold memory, or None when it can.
+
+    Checked before the heavy imports (discord.py, openai, scikit-learn take seconds on a small VPS), so an admin
+    who points DATA_DIR at the wrong place hears about it at once. The store checks again when it starts.
+    """
+    try:
+        (data_dir / "memory").mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as error:
+        return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
+    return None
+
+
+def _user_id(text: str) -> int:
+    """A Discord user id (a positive decimal snowflake): memory files are named after it."""
+    if not text.isdecimal() or not 0 < int(text) < 2**64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Discord user id (a positive whole number)")
+    return int(text)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord bot with long-term memory.")
     parser.add_argument(
@@ -44,7 +67,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     sub = parser.add_subparsers(dest="command")
     console = sub.add_parser("console", help="chat in the terminal through the same memory pipeline")
-    console.add_argument("--user-id", type=int, required=True, help="the Discord user id whose memory to use")
+    console.add_argument("--user-id", type=_user_id, required=True, help="the Discord user id whose memory to use")
     console.add_argument("--name", default="you", help="the display name to use for you")
     sub.add_parser("healthcheck", help="exit 0 when the running bot's heartbeat is fresh and connected")
     return parser.parse_args(argv)
@@ -110,15 +133,24 @@ async def run_bot(settings: Settings, *, force_sync: bool) -> int:
 
 
 async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None:
-    """Stop intake, flush memory (most of the grace period), then close Discord and the HTTP client."""
+    """Stop intake, flush memory (most of the grace period), then close Discord and the HTTP client.
+
+    All of it fits in `timeout` (SHUTDOWN_TIMEOUT_SECONDS), so a container's stop grace period above it is never
+    reached: what the flush could not finish in its share stays journaled for the next start.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     bot.accepting = False
     flush_budget = max(timeout - 3.0, timeout * 0.7)
     flushed = await resources.memory.shutdown(flush_budget)
     try:
-        await asyncio.wait_for(bot.close(), timeout=2.0)
+        await asyncio.wait_for(bot.close(), timeout=max(0.1, min(2.0, deadline - loop.time() - 0.2)))
     except TimeoutError:
         log.warning("closing the Discord connection timed out")
-    await resources.aclose()
+    try:
+        await asyncio.wait_for(resources.aclose(), timeout=max(0.1, deadline - loop.time()))
+    except TimeoutError:
+        log.warning("closing the LLM client timed out")
     log.info("shut down cleanly%s", "" if flushed else " (some updates stay journaled for the next start)")
 
 
@@ -127,9 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "healthcheck":
         from bot.health import healthcheck_main
 
-        data_dir = Path(os.environ.get("DATA_DIR", "./data"))
-        max_age = float(os.environ.get("HEALTHCHECK_MAX_AGE_SECONDS", "90"))
-        return healthcheck_main(data_dir, max_age)
+        try:  # the same DATA_DIR as the bot, from the environment or `.env`, without needing the bot's secrets
+            health = load_health_settings()
+        except SettingsError as error:
+            print(f"unhealthy: {error}", flush=True)
+            return 1  # Docker reserves exit status 2 for health checks
+        return healthcheck_main(health.data_dir, health.healthcheck_max_age_seconds)
 
     overrides: dict[str, object] = {}
     if args.command == "console" and not os.environ.get("DISCORD_TOKEN"):
@@ -138,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings(**overrides)
     except SettingsError as error:
         return _fail(str(error))
+
+    problem = check_data_dir(settings.data_dir)
+    if problem is not None:
+        return _fail(problem)
 
     from bot.logging_setup import configure_logging
 

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
         env_file_encoding="utf-8",
         extra="ignore",
         case_sensitive=False,
+        env_ignore_empty=True,  # `KEY=` (as copied from .env.example) means "use the default", not ""
         hide_input_in_errors=True,
     )
 
@@ -85,15 +86,21 @@ class Settings(BaseSettings):
             return frozenset(int(p) for p in parts)
         return value
 
+    @field_validator("discord_token", "openai_api_key", mode="before")
+    @classmethod
+    def _strip_secret(cls, value: Any) -> Any:
+        """A pasted token often brings a newline or spaces along; no token or key contains whitespace."""
+        return value.strip() if isinstance(value, str) else value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper_level(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("openai_base_url", "memory_model", "command_sync_guild_id", mode="before")
+    @field_validator("openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
-        """An empty `KEY=` line in `.env` means "use the default", not "the empty string"."""
+        """A blank value (also `KEY="  "` or an override) means "use the default", not "the empty string"."""
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("openai_base_url")
@@ -117,6 +124,17 @@ class Settings(BaseSettings):
         if self.openai_api_key is not None and self.openai_api_key.get_secret_value():
             return self.openai_api_key.get_secret_value()
         return "not-needed"
+
+
+class HealthSettings(BaseSettings):
+    """What `python -m bot healthcheck` needs, resolved exactly as `Settings` resolves it (environment, `.env`)."""
+
+    model_config = Settings.model_config
+
+    data_dir: Path = Settings.model_fields["data_dir"].default
+    healthcheck_max_age_seconds: float = Field(
+        default=Settings.model_fields["healthcheck_max_age_seconds"].default, gt=0
+    )
 
 
 class SettingsError(Exception):
@@ -151,3 +169,11 @@ def load_settings(**overrides: Any) -> Settings:
             "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
         )
     return settings
+
+
+def load_health_settings() -> HealthSettings:
+    """The health check's settings; `SettingsError` (one line) when one of them is malformed."""
+    try:
+        return HealthSettings()
+    except ValidationError as error:
+        raise SettingsError(describe_validation_error(error)) from None

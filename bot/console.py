@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import queue
+import signal
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 
 import openai
 
-from bot.app import DataDirError, build_resources, start_memory
+from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.config import Settings
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
@@ -26,74 +29,116 @@ BOT_ID = 2
 HELP = "Commands: /show  /flush  /forget  /quit   (Ctrl-D also quits and saves)"
 
 
-async def _read_line(prompt: str) -> str | None:
-    def read() -> str | None:
-        try:
-            return input(prompt)
-        except EOFError:
-            return None
+class _StdinReader:
+    """Reads lines in a daemon thread, one per request, so a pending read never keeps the process alive.
 
-    return await asyncio.to_thread(read)
+    `asyncio.to_thread(input)` cannot be interrupted: after Ctrl-C the interpreter would wait at exit for the
+    executor thread still blocked in `input()`, i.e. until the user pressed Enter. A daemon thread is abandoned.
+    """
+
+    def __init__(self) -> None:
+        self._prompts: queue.SimpleQueue[tuple[str, asyncio.Future[str | None]]] = queue.SimpleQueue()
+        self._loop = asyncio.get_running_loop()
+        threading.Thread(target=self._run, name="console-stdin", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            prompt, future = self._prompts.get()
+            try:
+                line: str | None = input(prompt)
+            except EOFError:
+                line = None
+            self._loop.call_soon_threadsafe(_resolve, future, line)
+            if line is None:
+                return
+
+    async def read(self, prompt: str) -> str | None:
+        """The next line, or None at the end of input."""
+        future: asyncio.Future[str | None] = self._loop.create_future()
+        self._prompts.put((prompt, future))
+        return await future
+
+
+def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
+    if not future.done():
+        future.set_result(line)
+
+
+async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
+    settings = resources.settings
+    memory = resources.memory
+    key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id)
+    history: list[HistoryEntry] = []
+    ids = itertools.count(int(time.time() * 1000))
+    reader = _StdinReader()
+    print(f"Chatting as {name} (user {user_id}) with {settings.chat_model}. {HELP}", flush=True)
+    while True:
+        line = await reader.read(f"{name}> ")
+        if line is None or line.strip() == "/quit":
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text == "/show":
+            print((await memory.store.export_bytes(user_id)).decode(), flush=True)
+            continue
+        if text == "/flush":
+            await memory.debouncer.flush()
+            print("(memory updated)", flush=True)
+            continue
+        if text == "/forget":
+            await memory.forget_all(user_id)
+            print("(memory wiped)", flush=True)
+            continue
+        current = HistoryEntry(user_id, name, text)
+        block = await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)
+        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
+        past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
+        try:
+            answer = await resources.chat.reply(chat_messages(system=system, history=past, current=current))
+        except openai.OpenAIError as error:
+            print(f"(the model could not answer: {type(error).__name__}: {error})", flush=True)
+            continue
+        print(f"bot> {answer}", flush=True)
+        reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
+        history += [current, reply]
+        now = datetime.now(UTC)
+        user_id_msg, bot_id_msg = next(ids), next(ids)
+        turns = filter_messages(
+            [
+                IncomingMessage(user_id_msg, user_id, name, text, now),
+                IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
+            ],
+            bot_id=BOT_ID,
+            max_chars=settings.memory_max_turn_chars,
+        )
+        await memory.remember(key, turns)
 
 
 async def run_console(settings: Settings, *, user_id: int, name: str) -> int:
+    """Chat until /quit, end of input, Ctrl-C or SIGTERM; then save what is pending, like the bot does."""
     resources = build_resources(settings)
     try:
         start_memory(resources)
     except DataDirError as error:
         print(f"memory-bot: {error}", file=sys.stderr)
-        return 2
-    memory = resources.memory
-    key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id)
-    history: list[HistoryEntry] = []
-    ids = itertools.count(int(time.time() * 1000))
-    print(f"Chatting as {name} (user {user_id}) with {settings.chat_model}. {HELP}")
-    try:
-        while True:
-            line = await _read_line(f"{name}> ")
-            if line is None or line.strip() == "/quit":
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text == "/show":
-                print((await memory.store.export_bytes(user_id)).decode())
-                continue
-            if text == "/flush":
-                await memory.debouncer.flush()
-                print("(memory updated)")
-                continue
-            if text == "/forget":
-                await memory.forget_all(user_id)
-                print("(memory wiped)")
-                continue
-            current = HistoryEntry(user_id, name, text)
-            block = await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)
-            system = system_message(
-                settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block
-            )
-            past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
-            try:
-                answer = await resources.chat.reply(chat_messages(system=system, history=past, current=current))
-            except openai.OpenAIError as error:
-                print(f"(the model could not answer: {type(error).__name__}: {error})")
-                continue
-            print(f"bot> {answer}")
-            reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
-            history += [current, reply]
-            now = datetime.now(UTC)
-            user_id_msg, bot_id_msg = next(ids), next(ids)
-            turns = filter_messages(
-                [
-                    IncomingMessage(user_id_msg, user_id, name, text, now),
-                    IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
-                ],
-                bot_id=BOT_ID,
-                max_chars=settings.memory_max_turn_chars,
-            )
-            await memory.remember(key, turns)
-    finally:
-        print("Saving what I learned…")
-        await memory.shutdown(settings.shutdown_timeout_seconds)
         await resources.aclose()
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    chat = asyncio.create_task(_chat(resources, user_id=user_id, name=name), name="console")
+    stopper = asyncio.create_task(stop.wait(), name="console-stop")
+    try:
+        await asyncio.wait({chat, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        chat.cancel()
+        await asyncio.wait({chat})  # let a cancelled reply unwind; never raises
+        print("\nSaving what I learned…", flush=True)
+        await resources.memory.shutdown(settings.shutdown_timeout_seconds)
+        await resources.aclose()
+    if not chat.cancelled() and (failure := chat.exception()) is not None:
+        raise failure  # after saving: a crash in the chat does not cost what was learned before it
     return 0

@@ -37,6 +37,9 @@ def _write_atomically(path: Path, payload: bytes) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp_path = Path(tmp_name)
     try:
+        # mkstemp makes the file 0600; the heartbeat holds nothing secret, and a checker running as another
+        # user (a host-side monitor, `docker exec -u ...`) should be able to read it.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(payload)
         tmp_path.replace(path)
@@ -63,9 +66,7 @@ async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float 
     await asyncio.to_thread(_write_atomically, heartbeat_path(data_dir), payload)
 
 
-def check_heartbeat(
-    data_dir: Path, *, max_age_seconds: float, now: datetime | None = None
-) -> tuple[bool, str]:
+def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | None = None) -> tuple[bool, str]:
     """Decide whether the heartbeat says "healthy", with a one-line reason for ``docker inspect``.
 
     Healthy means: the file exists and parses, ``connected`` is true, and ``updatedAt`` is no older than

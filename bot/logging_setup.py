@@ -2,14 +2,17 @@
 
 Library loggers that print request URLs or payload details at INFO (httpx, discord's gateway chatter) are kept at
 WARNING unless LOG_LEVEL is DEBUG, so INFO stays a log of ids and counts. Every formatted line (tracebacks
-included) passes through a redactor that replaces the token and API key values, whatever logged them.
+included) passes through a redactor that replaces the token and API key values, whatever logged them; warnings
+and uncaught exceptions (main thread or any other) are logged too, so they cannot print around it.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from types import TracebackType
 
 _NOISY = ("httpx", "httpcore", "openai", "discord.gateway", "discord.client", "discord.http", "aiohttp")
 REDACTED = "[redacted]"
@@ -29,7 +32,24 @@ class RedactingFormatter(logging.Formatter):
         return text
 
 
+def _log_uncaught(kind: str) -> Callable[..., None]:
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None, *_: object) -> None:
+        logging.getLogger("bot").critical("uncaught exception in %s", kind, exc_info=(exc_type, exc, tb))
+
+    return hook
+
+
+def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    if args.exc_value is not None:
+        name = args.thread.name if args.thread is not None else "a thread"
+        _log_uncaught(f"thread {name}")(args.exc_type, args.exc_value, args.exc_traceback)
+
+
 def configure_logging(level: str, *, secrets: Iterable[str] = ()) -> None:
+    """Route everything that can print (log records, warnings, uncaught exceptions) through the redactor."""
+    logging.captureWarnings(True)
+    sys.excepthook = _log_uncaught("the main thread")
+    threading.excepthook = _log_uncaught_in_thread
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         RedactingFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S", secrets)

@@ -8,6 +8,7 @@ come from their own words alone.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from datetime import UTC, datetime
@@ -36,13 +37,25 @@ PUBLIC_CHANNEL_NOTE = (
     "and do not recite personal details unless they bring them up."
 )
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
+_ROLE_MENTION = re.compile(r"<@&(\d+)>")
 _RUNS_OF_SPACES = re.compile(r"[ \t]{2,}")
 _REPLYABLE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
+def own_role_id(message: discord.Message) -> int | None:
+    """The id of the bot's managed role in the message's server: picking "@Bot" in Discord's mention list often
+    inserts that role instead of the bot's user, and people mean the bot all the same."""
+    if message.guild is None:
+        return None
+    role = message.guild.self_role
+    return role.id if role is not None else None
+
+
 def readable_text(message: discord.Message, bot_id: int | None) -> str:
-    """Message text with the bot's mention removed and other mentions shown as @display names."""
+    """Message text with the bot's mention (user or own role) removed and other mentions shown as @names."""
     names = {member.id: member.display_name for member in message.mentions}
+    roles = {role.id: role.name for role in message.role_mentions}
+    own_role = own_role_id(message)
 
     def replace(match: re.Match[str]) -> str:
         mentioned = int(match.group(1))
@@ -50,7 +63,14 @@ def readable_text(message: discord.Message, bot_id: int | None) -> str:
             return ""
         return f"@{names.get(mentioned, 'someone')}"
 
-    return _RUNS_OF_SPACES.sub(" ", _USER_MENTION.sub(replace, message.content)).strip()
+    def replace_role(match: re.Match[str]) -> str:
+        mentioned = int(match.group(1))
+        if mentioned == own_role:
+            return ""
+        return f"@{roles.get(mentioned, 'a role')}"
+
+    text = _ROLE_MENTION.sub(replace_role, _USER_MENTION.sub(replace, message.content))
+    return _RUNS_OF_SPACES.sub(" ", text).strip()
 
 
 def as_incoming(message: discord.Message, text: str, *, is_self: bool) -> IncomingMessage:
@@ -95,6 +115,8 @@ class ChatCog(commands.Cog):
         me = self.bot.user
         if reference is None or reference.message_id is None or me is None:
             return False
+        if reference.type is discord.MessageReferenceType.forward:
+            return False  # sharing one of the bot's messages elsewhere is not talking to it
         target = reference.resolved or reference.cached_message
         if target is None:
             try:
@@ -105,13 +127,18 @@ class ChatCog(commands.Cog):
 
     async def should_reply(self, message: discord.Message) -> bool:
         me = self.bot.user
-        if me is None or not self.bot.accepting or message.author.bot or message.type not in _REPLYABLE_TYPES:
+        if me is None or not self.bot.accepting or message.type not in _REPLYABLE_TYPES:
+            return False
+        if message.author.bot or message.author.id == me.id:
             return False
         if not self._allowed_place(message):
             return False
         if message.guild is None:
             return True
         if any(user.id == me.id for user in message.mentions):
+            return True
+        own_role = own_role_id(message)
+        if own_role is not None and any(role.id == own_role for role in message.role_mentions):
             return True
         return await self._replies_to_me(message)
 
@@ -131,11 +158,11 @@ class ChatCog(commands.Cog):
         me = self.bot.user
         bot_id = me.id if me else None
         text = readable_text(message, bot_id)
-        if not text and not message.attachments:
-            text = "(mentioned you without saying anything)"
-        current = HistoryEntry(author.id, author.display_name, text or "(sent an attachment)")
+        shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
+        current = HistoryEntry(author.id, author.display_name, shown)
         try:
-            async with message.channel.typing():
+            async with contextlib.AsyncExitStack() as typing:
+                await self._show_typing(message, typing)
                 history = await self.history_before(message, bot_id)
                 answer = await self.answer(message, history, current)
         except openai.OpenAIError:
@@ -144,7 +171,16 @@ class ChatCog(commands.Cog):
             return
         sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
         if sent is not None:
+            # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never
+            # the placeholder the model was shown, so the filter drops it instead of storing our stand-in.
             await self.learn(message, text, sent, answer, bot_id)
+
+    async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
+        """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""
+        try:
+            await stack.enter_async_context(message.channel.typing())
+        except discord.HTTPException as error:
+            log.warning("could not show typing in channel %s (HTTP %s)", message.channel.id, error.status)
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The recent conversation in this channel or thread, oldest first, bounded by count and characters."""
@@ -152,15 +188,20 @@ class ChatCog(commands.Cog):
         if limit <= 0:
             return []
         entries: list[HistoryEntry] = []
-        async for past in message.channel.history(limit=limit, before=message):
-            if past.type not in _REPLYABLE_TYPES:
-                continue
-            text = readable_text(past, bot_id)
-            if not text:
-                continue
-            entries.append(
-                HistoryEntry(past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id)
-            )
+        try:
+            async for past in message.channel.history(limit=limit, before=message):
+                if past.type not in _REPLYABLE_TYPES:
+                    continue
+                text = readable_text(past, bot_id)
+                if not text:
+                    continue
+                entries.append(
+                    HistoryEntry(past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id)
+                )
+        except discord.HTTPException as error:
+            # Without "Read Message History" in this channel the bot still answers, just without the context.
+            log.warning("could not read the history of channel %s (HTTP %s)", message.channel.id, error.status)
+            return []
         entries.reverse()
         return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
 

@@ -29,6 +29,7 @@ EMBED_FIELD_LIMIT = 1024
 EMBED_TOTAL_LIMIT = 6000
 AUTOCOMPLETE_LIMIT = 25
 EMBED_COLOUR = discord.Colour.blurple()
+_POINTER_RESERVE = 120  # room for the description that points at the attached file
 EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
 
 
@@ -55,23 +56,38 @@ def memory_as_markdown(memory: MemoryFile) -> str:
 def build_show_response(memory: MemoryFile, *, paused: bool) -> tuple[discord.Embed, discord.File | None]:
     """An embed within Discord's limits; the full text attached as a file when it would not fit."""
     embed = discord.Embed(title="What I remember about you", colour=EMBED_COLOUR)
-    for name, section in memory.sections():
-        if section.summary:
-            embed.add_field(name=SECTION_LABELS[name], value=_clip(section.summary, EMBED_FIELD_LIMIT), inline=False)
-    lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in memory.facts]
-    description = "\n".join(lines)
     footer = "Remove one with /memory forget fact:<id>, or everything with /memory forget."
     if paused:
         footer = "Learning is paused (/memory resume to turn it back on). " + footer
     embed.set_footer(text=footer)
-    attachment = None
-    if len(description) > EMBED_DESCRIPTION_LIMIT or len(embed) + len(description) > EMBED_TOTAL_LIMIT:
+    summaries = [(SECTION_LABELS[name], section.summary) for name, section in memory.sections() if section.summary]
+    # Discord counts title, footer, field names and values and the description against one 6,000 limit: share
+    # what is left between the summaries, keeping room for the line that points at the attachment.
+    room = EMBED_TOTAL_LIMIT - len(embed) - sum(len(label) for label, _ in summaries) - _POINTER_RESERVE
+    per_field = max(1, min(EMBED_FIELD_LIMIT, room // max(1, len(summaries))))
+    clipped = False
+    for label, summary in summaries:
+        value = _clip(summary, per_field)
+        clipped = clipped or value != summary
+        embed.add_field(name=label, value=value, inline=False)
+    description = ""
+    if memory.facts:
+        lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in memory.facts]
+        description = f"**Facts** ({len(lines)})\n" + "\n".join(lines)
+    fits = len(description) <= EMBED_DESCRIPTION_LIMIT and len(embed) + len(description) <= EMBED_TOTAL_LIMIT
+    if fits and not clipped:
+        embed.description = description or None
+        return embed, None
+    # Something did not fit: show what does, point at the attachment (the reserve above keeps room for that).
+    if not fits:
         embed.description = f"{len(memory.facts)} facts: the full list is in the attached file."
-        data = memory_as_markdown(memory).encode("utf-8")
-        attachment = discord.File(io.BytesIO(data), filename="memory.md")
-    elif lines:
-        embed.description = f"**Facts** ({len(lines)})\n{description}"
-    return embed, attachment
+    else:
+        pointer = "Some summaries are shortened here: the full text is in the attached file."
+        both = f"{description}\n\n{pointer}" if description else pointer
+        fits_both = len(both) <= EMBED_DESCRIPTION_LIMIT and len(embed) + len(both) <= EMBED_TOTAL_LIMIT
+        embed.description = both if fits_both else pointer
+    data = memory_as_markdown(memory).encode("utf-8")
+    return embed, discord.File(io.BytesIO(data), filename="memory.md")
 
 
 class ConfirmForgetView(discord.ui.View):

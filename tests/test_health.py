@@ -76,9 +76,13 @@ async def test_rewrites_replace_the_file_and_leave_no_temp_files(tmp_path: Path)
     assert record["guilds"] == 4
 
 
-async def test_failed_write_keeps_old_file_and_removes_temp(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_heartbeat_file_is_world_readable(tmp_path: Path) -> None:
+    await write_heartbeat(tmp_path, connected=True, latency_ms=10.0, guilds=1)
+
+    assert (tmp_path / HEARTBEAT_FILE).stat().st_mode & 0o777 == 0o644
+
+
+async def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     await write_heartbeat(tmp_path, connected=True, latency_ms=10.0, guilds=1)
     old = (tmp_path / HEARTBEAT_FILE).read_bytes()
 
@@ -142,6 +146,18 @@ def test_stamp_in_another_timezone_is_compared_correctly(tmp_path: Path) -> None
     assert "heartbeat 5s old" in reason
 
 
+def test_naive_stamp_is_read_as_utc(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    record = _record(updated_at=now)
+    record["updatedAt"] = (now - timedelta(seconds=20)).replace(tzinfo=None).isoformat()
+    _write_raw(tmp_path, record)
+
+    ok, reason = check_heartbeat(tmp_path, max_age_seconds=90, now=now)
+
+    assert ok is True
+    assert "heartbeat 20s old" in reason
+
+
 def test_disconnected_heartbeat_is_unhealthy_even_when_fresh(tmp_path: Path) -> None:
     now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
     _write_raw(tmp_path, _record(updated_at=now, connected=False))
@@ -202,9 +218,7 @@ def test_heartbeat_path_that_is_a_directory_is_unhealthy(tmp_path: Path) -> None
     assert reason.startswith("unhealthy: heartbeat file unreadable")
 
 
-async def test_healthcheck_main_exit_codes_and_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_healthcheck_main_exit_codes_and_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert healthcheck_main(tmp_path, 90) == 1
     out = capsys.readouterr().out
     assert out.startswith("unhealthy: no heartbeat file at ")
@@ -227,7 +241,5 @@ def test_health_module_does_not_import_discord() -> None:
 
     code = "import sys, bot.health; print('discord' in sys.modules)"
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
     assert result.stdout.strip() == "False"

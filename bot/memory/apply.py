@@ -9,13 +9,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
 
 from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
-from bot.memory.models import ExtractionResult, Fact, MemoryFile, Section, iso, new_fact_id
+from bot.memory.models import USER_SECTIONS, ExtractionResult, Fact, MemoryFile, Section, iso, new_fact_id
 from bot.memory.selector import analyze
 
 MAX_SUMMARY_CHARS = 1200
@@ -39,15 +40,66 @@ class ApplyReport:
         return bool(self.sections_updated or self.facts_added or self.facts_confirmed or self.facts_removed)
 
 
+# Words that flip or date a statement: "does not drink coffee" is no duplicate of "drinks coffee", although the
+# stop-word list would drop "not" and leave the same tokens. Same for "used to live in Berlin".
+_POLARITY = re.compile(
+    r"\b(?:not|no|never|none|nothing|without|cannot|no longer|stopped|quit|used to|formerly|former|ex|anymore)\b"
+    r"|n't\b|\b(?:dont|doesnt|didnt|isnt|arent|wasnt|werent|wont|cant|hasnt|havent|hadnt)\b"
+    r"|[不没沒未别別]|ない|ません|なかった",
+)
+_TYPO_SIMILARITY = 0.85
+
+
+def _conflicting(a: str, b: str) -> bool:
+    """True when two statements differ in substance, not just wording.
+
+    That is: they differ in negation or tense markers, or each has words the other lacks ("cat" / "dog",
+    "Berlin" / "Dublin", "30" / "31") that are not just a spelling variant of each other ("colour" / "color",
+    "microservices" / "micro-services"). One text merely adding words to the other is not a conflict.
+    """
+    if bool(_POLARITY.search(a)) != bool(_POLARITY.search(b)):
+        return True
+    units_a = [unit for unit in analyze(a, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
+    units_b = [unit for unit in analyze(b, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
+    only_a = "".join(unit for unit in units_a if unit not in set(units_b))
+    only_b = "".join(unit for unit in units_b if unit not in set(units_a))
+    if not only_a or not only_b:
+        return False
+    if any(char.isdigit() for char in only_a + only_b) or min(len(only_a), len(only_b)) < 4:
+        return True
+    return SequenceMatcher(None, only_a, only_b, autojunk=False).ratio() < _TYPO_SIMILARITY
+
+
+def _tokens(text: str) -> set[str]:
+    """TF-IDF tokens plus a marker for negation or past tense, which the stop-word list would otherwise drop."""
+    tokens = set(analyze(text)) - _IGNORED_TOKENS
+    return tokens | {"¬"} if _POLARITY.search(text) else tokens
+
+
 def similarity(a: str, b: str) -> float:
-    """Near-duplicate score in [0, 1]: the better of token-set overlap and character sequence similarity."""
+    """Near-duplicate score in [0, 1].
+
+    1.0 for texts equal up to case, width and whitespace. Otherwise the better of token-set overlap and character
+    sequence similarity, except for texts in conflict (see `_conflicting`), which get the worse of the two: a
+    one-word change ("has a cat" / "has a dog") leaves the characters very similar but is new information.
+    """
     left, right = normalise(a), normalise(b)
     if left == right:
         return 1.0
-    tokens_a = set(analyze(left)) - _IGNORED_TOKENS
-    tokens_b = set(analyze(right)) - _IGNORED_TOKENS
+    tokens_a = _tokens(left)
+    tokens_b = _tokens(right)
     jaccard = len(tokens_a & tokens_b) / len(tokens_a | tokens_b) if tokens_a and tokens_b else 0.0
-    return max(jaccard, SequenceMatcher(None, left, right, autojunk=False).ratio())
+    ratio = SequenceMatcher(None, left, right, autojunk=False).ratio()
+    if _conflicting(left, right):
+        return min(jaccard, ratio)
+    return max(jaccard, ratio)
+
+
+def _adds_detail(old: str, new: str) -> bool:
+    """True when `new` says everything `old` says and more ("Writes Go" -> "Writes Go at work")."""
+    old_units = set(analyze(old, cjk_bigrams=False))
+    new_units = set(analyze(new, cjk_bigrams=False))
+    return bool(old_units) and old_units < new_units
 
 
 def _fact_value(fact: Fact) -> tuple[float, str]:
@@ -73,7 +125,7 @@ def apply_extraction(
         text = update.summary.strip()[:MAX_SUMMARY_CHARS]
         if not update.shouldUpdate or not text or rejection_reason(text):
             continue
-        section: Section = getattr(memory.user, name, None) or getattr(memory.history, name)
+        section: Section = getattr(memory.user if name in USER_SECTIONS else memory.history, name)
         if section.summary != text:
             section.summary = text
             section.updatedAt = stamp
@@ -100,6 +152,8 @@ def apply_extraction(
             existing = twin[0]
             existing.confidence = max(existing.confidence, candidate.confidence)
             existing.lastConfirmedAt = stamp
+            if _adds_detail(existing.content, content):
+                existing.content = content  # merge: keep the id, take the more detailed wording
             report.facts_confirmed += 1
             continue
         memory.facts.append(
@@ -115,10 +169,11 @@ def apply_extraction(
         )
         report.facts_added += 1
 
-    overflow = len(memory.facts) - max_facts
+    overflow = len(memory.facts) - max(max_facts, 0)
     if overflow > 0:
-        evicted = {fact.id for fact in sorted(memory.facts, key=_fact_value)[:overflow]}
-        memory.facts = [fact for fact in memory.facts if fact.id not in evicted]
+        ranked = sorted(range(len(memory.facts)), key=lambda i: _fact_value(memory.facts[i]))
+        evicted = set(ranked[:overflow])  # by position, so even a file with repeated ids loses exactly `overflow`
+        memory.facts = [fact for i, fact in enumerate(memory.facts) if i not in evicted]
         report.facts_evicted = overflow
     return report
 

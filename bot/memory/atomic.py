@@ -81,16 +81,19 @@ class AtomicWriter:
         """Replace `path` with `data`; on any error before the rename the old file is untouched and the temp file
         removed, and the error propagates."""
         temp = self.temp_path_for(path)
+        created = False
         try:
             async with aiofiles.open(temp, "xb") as handle:
+                created = True  # from here on the temp file is ours to remove
                 await handle.write(data)
                 await handle.flush()
                 if self._durable:
                     await asyncio.to_thread(self._fsync, handle.fileno())
             await aiofiles.os.replace(temp, path)
         except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
+            if created:
+                with contextlib.suppress(OSError):
+                    temp.unlink()
             raise
         if self._durable:
             await asyncio.to_thread(fsync_dir, path.parent)

@@ -200,7 +200,9 @@ class MemoryExtractor:
         max_answer_tokens: int = 2000,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self._client = client
+        # `client.chat` imports all of `openai.resources` (hundreds of modules) on first access: do it here, at
+        # start-up, not inside the event loop on the first extraction, where it blocks every user for up to a second.
+        self._completions = client.chat.completions
         self.model = model
         self.retries = retries
         self.retry_base_seconds = retry_base_seconds
@@ -281,7 +283,7 @@ class MemoryExtractor:
         return response
 
     async def _create(self, messages: list[ChatCompletionMessageParam], *, json_mode: bool) -> ChatCompletion:
-        return await self._client.chat.completions.create(
+        return await self._completions.create(
             model=self.model,
             messages=messages,
             temperature=0.2,

@@ -9,8 +9,9 @@ id to be marked done; one without an id stays pending until its user's next purg
 At start the journal is replayed: turns neither done nor purged go back into the debouncer. The memory file records
 the ids of turns already applied, in the same atomic write as the facts they produced, so a crash between saving
 memory and writing "done" cannot apply a turn twice.
-A crash (or a failed write) mid-append leaves at most one torn line at the end: replay skips it with a warning, and
-an append never glues a new record onto it (it starts a fresh line first), so later records are never lost with it.
+A crash mid-append leaves at most a torn last line, and a failed write at most a torn line of a record that was
+never acknowledged: replay skips unreadable lines with a warning, and an append never glues a new record onto a
+torn one (it starts a fresh line first), so no acknowledged record is ever lost with it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import fsync_dir, json_bytes
+from bot.memory.atomic import Fsync, fsync_dir, json_bytes
 from bot.memory.models import ConversationKey, Turn
 
 log = logging.getLogger(__name__)
@@ -42,11 +43,16 @@ class PendingTurn:
 
 
 class Journal:
-    """Append-only, fsynced record of pending turns; compacted when mostly obsolete."""
+    """Append-only, fsynced record of pending turns; compacted when mostly obsolete.
 
-    def __init__(self, path: Path, *, durable: bool = True, compact_after: int = 2000) -> None:
+    `fsync` is a seam (tests inject ENOSPC/EIO through it); `durable=False` skips fsyncs (tests and benchmarks).
+    A failed append raises and changes nothing in memory; a failed compaction is only logged (it is housekeeping).
+    """
+
+    def __init__(self, path: Path, *, durable: bool = True, compact_after: int = 2000, fsync: Fsync = os.fsync) -> None:
         self.path = path
         self._durable = durable
+        self._fsync = fsync
         self._compact_after = compact_after
         self._lock = asyncio.Lock()
         self._live: dict[_LiveKey, PendingTurn] = {}
@@ -117,7 +123,7 @@ class Journal:
                 handle.write(body)
                 handle.flush()
                 if self._durable:
-                    os.fsync(handle.fileno())
+                    self._fsync(handle.fileno())
             os.replace(temp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -155,7 +161,7 @@ class Journal:
             handle.write(data)
             handle.flush()
             if self._durable:
-                os.fsync(handle.fileno())
+                self._fsync(handle.fileno())
 
     async def _append(self, records: list[dict[str, Any]]) -> None:
         data = b"".join(self._encode(record) for record in records)

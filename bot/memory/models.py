@@ -262,12 +262,15 @@ class Turn:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
         role: Role = "assistant" if data.get("role") == "assistant" else "user"
+        at = datetime.fromisoformat(str(data["at"]))
+        if at.tzinfo is None:  # written by hand or by an old version: our timestamps are always UTC
+            at = at.replace(tzinfo=UTC)
         return cls(
             role=role,
             author_id=int(data["authorId"]),
             author_name=str(data.get("authorName", "")),
             text=str(data["text"]),
-            at=datetime.fromisoformat(str(data["at"])),
+            at=at,
             turn_id=str(data.get("turnId", "")),
         )
 

@@ -17,7 +17,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.memory.atomic import AtomicWriter, fsync_dir, json_bytes
+from bot.memory.atomic import AtomicWriter, fsync_dir, json_bytes, sweep_temp_files
 from bot.memory.store import InvalidUserId, validate_user_id
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,9 @@ class PauseRegistry:
         self._lock = asyncio.Lock()
 
     def load(self) -> None:
-        """Read the file; an unreadable one is kept aside and treated as empty (never silently overwritten)."""
+        """Read the file; an unreadable one is kept aside and treated as empty (never silently overwritten).
+        Also removes temp files of this file that a crash during a save left behind."""
+        sweep_temp_files(self.path.parent, target=self.path.name)
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from bot.memory.models import Fact, MemoryFile
+from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile
 
 BLOCK_TAG = "user_memory"
 
@@ -41,14 +41,14 @@ def estimate_tokens(text: str) -> int:
     return wide + (len(text) - wide + 3) // 4
 
 
+# Characters that must not appear raw inside a quoted value: markup, and every line break JSON leaves alone
+# (NEL and the Unicode line and paragraph separators; json.dumps already escapes the ASCII control characters).
+_ESCAPES = str.maketrans({char: f"\\u{ord(char):04x}" for char in "<>&\u0085\u2028\u2029"})
+
+
 def quote(text: str) -> str:
     """A JSON string literal with markup characters escaped: cannot close a tag, cannot span lines."""
-    return (
-        json.dumps(text, ensure_ascii=False)
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-    )
+    return json.dumps(text, ensure_ascii=False).translate(_ESCAPES)
 
 
 def render_memory(
@@ -84,7 +84,8 @@ def render_memory(
         used += estimate_tokens(title)
         kept = []
         for fact in selected_facts:
-            line = f"- [{fact.category}] {quote(fact.content.strip())}"
+            category = fact.category if fact.category in FACT_CATEGORIES else "context"  # never raw file text
+            line = f"- [{category}] {quote(fact.content.strip())}"
             cost = estimate_tokens(line) + 1
             if used + cost > token_budget:
                 break

@@ -8,7 +8,8 @@ spaces) gets wrong, fixed here:
   one sparse matrix-vector product.
 - Language: Chinese and Japanese do not put spaces between words, so a word tokenizer sees a whole sentence as one
   "word" and nothing ever matches. Our analyzer emits character unigrams and bigrams for CJK runs and stemmed words
-  (minus stop words) for space-separated scripts, in the same vector space, so mixed text works too.
+  (minus stop words) for space-separated scripts, in the same vector space, so mixed text works too. (The stop
+  words are sklearn's minus the content words in it: "Go", "system" and "computer" matter to a chat bot.)
 """
 
 from __future__ import annotations
@@ -33,30 +34,62 @@ QUERY_TURNS = 3
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?", re.UNICODE)
 _CJK_RUN = re.compile(rf"[{_CJK}]")
-_STOP = frozenset(ENGLISH_STOP_WORDS) | {"im", "ive", "dont", "didnt", "doesnt", "thats", "youre", "s", "t"}
-_SUFFIXES = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
+_HIRAGANA_OR_MARK = re.compile(r"[\u3040-\u309f\u30fb\u30fc]")
+# sklearn's list is aggressive: "go", "system", "computer", "fire", "back", "top" are words people ask about.
+_CONTENT_WORDS = frozenset(
+    {
+        "go", "system", "computer", "fire", "bill", "call", "find", "show", "interest", "mill", "thick", "thin",
+        "amount", "move", "back", "front", "full", "empty", "detail", "describe", "first", "last", "top", "bottom",
+        "part", "side", "cry", "de", "found", "name", "serious", "well", "sincere", "fill", "third", "two", "three",
+        "four", "five", "six", "eight", "nine", "ten", "eleven", "twelve", "fifteen", "twenty", "forty", "fifty",
+        "sixty", "hundred",
+    }
+)
+_STOP = (frozenset(ENGLISH_STOP_WORDS) - _CONTENT_WORDS) | {
+    "im", "ive", "dont", "didnt", "doesnt", "thats", "youre", "s", "t",
+}
+# Chinese function characters: alone they match everything; inside bigrams ("我的", "是否") they still count.
+_CJK_STOP_CHARS = frozenset("的了是我你他她它在和也都就吗呢吧啊很这那个着么与及")
+_SUFFIXES = (
+    ("ingly", ""), ("edly", ""), ("ings", ""), ("ing", ""), ("ies", "y"), ("ied", "y"), ("ed", ""), ("es", ""),
+    ("ly", ""), ("s", ""),
+)
 
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    """A deliberately light suffix stripper: 'hiking', 'hikes', 'hiked' -> 'hik'. Cheap, and good enough for
-    matching a question's words against a fact's; no dictionary to download."""
-    if len(word) <= 4 or word.isdigit():
+    """A deliberately light suffix stripper: 'hike', 'hiking', 'hikes', 'hiked' -> 'hik'; 'studies' -> 'study'.
+    Cheap, and good enough for matching a question's words against a fact's; no dictionary to download."""
+    if len(word) <= 3 or not word.isalpha():
         return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    stem = word
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
+            stem = word[: -len(suffix)] + replacement
+            break
+    if stem.endswith("e") and len(stem) > 3:
+        stem = stem[:-1]  # 'like' and 'likes' meet at 'lik'
+    return stem
 
 
-def analyze(text: str) -> list[str]:
-    """Tokens for TF-IDF: stemmed words for spaced scripts, character 1- and 2-grams for CJK runs."""
+def analyze(text: str, *, cjk_bigrams: bool = True) -> list[str]:
+    """Tokens for TF-IDF: stemmed words for spaced scripts, character 1- and 2-grams for CJK runs.
+
+    Single hiragana (Japanese particles and endings: は, を, て, ます) and Chinese function characters (的, 了, 是)
+    are left out as unigrams, where they would make every sentence look alike; they still count inside bigrams.
+
+    With `cjk_bigrams=False` the result is one unit per word or per CJK character, all characters kept: what
+    near-duplicate detection compares.
+    """
     folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     tokens: list[str] = []
     for match in _TOKEN.finditer(folded):
         piece = match.group()
         if _CJK_RUN.match(piece):
-            tokens.extend(piece)
+            if not cjk_bigrams:
+                tokens.extend(piece)
+                continue
+            tokens.extend(char for char in piece if char not in _CJK_STOP_CHARS and not _HIRAGANA_OR_MARK.match(char))
             tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
             continue
         word = piece.replace("'", "")
@@ -98,10 +131,10 @@ class FactIndex:
         if top_k <= 0 or not self.facts:
             return []
         scores = SIMILARITY_WEIGHT * self.similarities(query) + CONFIDENCE_WEIGHT * self.confidence
-        count = len(scores)
-        candidates = np.argpartition(-scores, top_k - 1)[:top_k] if top_k < count else np.arange(count)
-        ordered = sorted(candidates.tolist(), key=lambda i: (-scores[i], -i))
-        return [self.facts[i] for i in ordered]
+        # One full sort (a user has at most a few hundred facts): by score, ties broken by position, newest first.
+        # A partial selection (argpartition) would pick arbitrarily among facts tied at the cut-off.
+        order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
+        return [self.facts[i] for i in order.tolist()]
 
 
 def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:

@@ -124,18 +124,25 @@ class MemoryService:
     # --- learning ------------------------------------------------------------------------------------------
 
     async def remember(self, key: ConversationKey, turns: Sequence[Turn]) -> bool:
-        """Take a user's turns for later extraction; False when the user paused learning (nothing is kept)."""
+        """Take a user's turns for later extraction; False when the user paused learning (nothing is kept).
+
+        Returns once the turns are in the journal (on disk), so an acknowledged turn survives a crash. They enter
+        the debouncer first, on arrival: the quiet time is measured on the user's pace, not on how long the
+        journal took, so a busy disk cannot split one burst into many extractions. Their journal record still
+        queues before anything the extraction writes (the journal's lock is first come, first served). If the
+        append fails the error propagates and the turns are still learned, just not crash-safe.
+        """
         if not turns:
             return False
         if self.pauses.is_paused(key.user_id):
             self.stats.turns_skipped_paused += len(turns)
             return False
-        if not self.accepting:
+        if self.accepting:
+            self.debouncer.add(key, turns)
+        else:
             log.info("turns for %s arrived during shutdown; journaled for the next start", key.label())
         if self.journal is not None:
             await self.journal.add(key, list(turns))
-        if self.accepting:
-            self.debouncer.add(key, turns)
         return True
 
     def _user_lock(self, user_id: int) -> asyncio.Lock:

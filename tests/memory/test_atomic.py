@@ -124,3 +124,20 @@ def test_json_bytes_survives_lone_surrogates() -> None:
     data.decode("utf-8")  # always valid UTF-8
     assert json.loads(data) == value
     assert json_bytes({"text": "café"}) == '{"text": "café"}'.encode()  # readable when it can be
+
+
+class _FixedTempName(AtomicWriter):
+    @staticmethod
+    def temp_path_for(path: Path) -> Path:
+        return path.with_name(f".{path.name}.0badc0de.tmp")
+
+
+async def test_temp_file_is_created_exclusively_and_a_foreign_one_is_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    target.write_bytes(b"old")
+    foreign = tmp_path / ".a.json.0badc0de.tmp"
+    foreign.write_bytes(b"someone else's bytes")
+    with pytest.raises(FileExistsError):
+        await _FixedTempName().write(target, b"new")
+    assert foreign.read_bytes() == b"someone else's bytes"
+    assert target.read_bytes() == b"old"

@@ -1,0 +1,91 @@
+"""Run every benchmark: `python -m bench` (default sizes) or `python -m bench --smoke` (tiny sizes, < 30 s).
+
+    .venv/bin/python -m bench [--smoke] [--data DATA_DIR_OF_LOCOMO] [--only NAME,NAME]
+
+The benchmarks run one after the other in this process (the heavy libraries are imported once); the footprint
+benchmark starts its own interpreters, and in a smoke run it runs alongside the others to save time (timings of a
+smoke run mean nothing anyway). Exit status 1 when a benchmark fails: in a smoke run only on errors and failed
+correctness checks (lost updates, the delay bound, the bot not starting or not exiting cleanly), in a full run
+also on a missed target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, grid, machine_line
+
+BENCHMARKS = (
+    "selection_latency",
+    "selection_quality",
+    "reply_path",
+    "debounce_savings",
+    "extraction_cost",
+    "store_throughput",
+    "footprint",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--smoke", action="store_true", help="tiny sizes: checks that every benchmark runs")
+    p.add_argument("--data", type=Path, default=DEFAULT_LOCOMO, help="the LoCoMo-10 folder")
+    p.add_argument("--only", default="", help="comma-separated benchmark names")
+    args = p.parse_args(argv)
+    names = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        p.error(f"unknown benchmark(s): {', '.join(unknown)}")
+    print(f"# benchmarks{' (smoke)' if args.smoke else ''}\n\n{machine_line()}\n", flush=True)
+    started = time.perf_counter()
+
+    def argv_for(name: str) -> list[str]:
+        extra = [str(args.data)] if name == "selection_quality" else []
+        return [*extra, *(["--smoke"] if args.smoke else [])]
+
+    background: subprocess.Popen[str] | None = None
+    background_started = 0.0
+    if args.smoke and "footprint" in names:
+        names.remove("footprint")
+        background_started = time.perf_counter()
+        background = subprocess.Popen(
+            [sys.executable, "-m", "bench.footprint", *argv_for("footprint")],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    results: list[tuple[str, int, float]] = []
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            code = importlib.import_module(f"bench.{name}").main(argv_for(name))
+        except SystemExit as stop:  # a benchmark that refuses its input (no data folder, say)
+            code = stop.code if isinstance(stop.code, int) else 1
+            print(f"{name}: {stop.code}", flush=True)
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        results.append((name, code, time.perf_counter() - t0))
+
+    if background is not None:
+        output, _ = background.communicate(timeout=300)
+        print(output, flush=True)
+        results.append(("footprint", background.returncode, time.perf_counter() - background_started))
+
+    rows = [[name, "ok" if code == 0 else f"FAILED ({code})", f"{seconds:.1f}"] for name, code, seconds in results]
+    print(grid("summary", ["benchmark", "result", "seconds"], rows,
+               [f"total {time.perf_counter() - started:.1f} s"]), flush=True)
+    return 0 if all(code == 0 for _, code, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""LLM faults through the whole MemoryService, table-driven: whatever the memory model does, memory is never
+corrupted; transient faults followed by success end with the update applied; permanent ones give exactly one ERROR
+line and keep the batch in the journal, without retrying forever. A summary of the faults injected, by kind, is
+printed at the end of the module (`pytest -s`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from bot.memory.models import ConversationKey, Fact, MemoryFile
+from tests.llm_server import (
+    ChatServer,
+    Response,
+    drop,
+    error,
+    extraction,
+    extraction_payload,
+    huge,
+    json_reply,
+    junk,
+    reply,
+    stall,
+    truncated,
+)
+from tests.memory.test_service import ALICE, CHANNEL, Engine, Sleeps, make_engine, turn
+
+Outcome = Literal["applied", "ignored", "failed"]
+RETRIES = 2
+TIMEOUT = 0.3  # the client's timeout; stalls last far longer
+BASELINE = MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea", category="preference", confidence=0.9)])
+NEW_FACT = "Lives in Lisbon"
+SUCCESS = extraction(top="They just moved to Lisbon.", facts=[(NEW_FACT, "context", 0.95)])
+INJECTED: Counter[str] = Counter()
+CASES_RUN: Counter[Outcome] = Counter()
+
+
+def _fact_answer(**fact: object) -> Response:
+    return json_reply(extraction_payload(facts=[{"content": NEW_FACT, "category": "context", **fact}]))
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str  # the summary's bucket
+    script: tuple[Response, ...] = ()  # the answers, in order; then the server's default (SUCCESS)
+    outcome: Outcome = "applied"
+    transient: bool = False  # retried with backoff (until the retries run out)
+    refused: int = 0  # connection refused: attempts made while nothing listens (-1: it never comes back)
+    delays: tuple[float, ...] | None = None  # exact backoff delays expected, when the server dictates them
+    check: Callable[[MemoryFile], None] | None = field(default=None, compare=False)
+
+
+def _confidence_is(value: float) -> Callable[[MemoryFile], None]:
+    def check(memory: MemoryFile) -> None:
+        (fact,) = [f for f in memory.facts if f.content == NEW_FACT]
+        assert fact.confidence == pytest.approx(value)
+
+    return check
+
+
+def _baseline_kept(memory: MemoryFile) -> None:
+    assert memory.fact_by_id("fact_0000aaaa") is not None
+
+
+FAULTS: dict[str, Fault] = {
+    # transient, then success
+    "500 twice": Fault("HTTP 500", (error(500), error(500))),
+    "502 then 503": Fault("HTTP 5xx", (error(502), error(503, retry_after=1))),
+    "429 with Retry-After": Fault("HTTP 429 + Retry-After", (error(429, retry_after=3),), delays=(3.0,)),
+    "stall past the timeout": Fault("stall past client timeout", (stall(30),)),
+    "dropped connection": Fault("dropped connection", (drop(),)),
+    "connection refused, then back": Fault("connection refused", refused=1),
+    # transient until the retries run out
+    "500 every time": Fault("HTTP 500", (error(500),) * (RETRIES + 1), "failed", transient=True),
+    "429 every time": Fault(
+        "HTTP 429 + Retry-After", (error(429, retry_after=1),) * (RETRIES + 1), "failed", transient=True
+    ),
+    "stall every time": Fault("stall past client timeout", (stall(30),) * (RETRIES + 1), "failed", transient=True),
+    "connection refused for good": Fault("connection refused", refused=-1, outcome="failed", transient=True),
+    # permanent: a bad answer
+    "truncated JSON": Fault("truncated JSON", (truncated(),), "failed"),
+    "truncated JSON, cut early": Fault("truncated JSON", (truncated(keep=0.1),), "failed"),
+    "wrong shape: newFacts an object": Fault("valid JSON, wrong shape", (json_reply({"newFacts": {"a": 1}}),), "failed"),
+    "wrong shape: facts not objects": Fault("valid JSON, wrong shape", (json_reply({"newFacts": [1, "x"]}),), "failed"),
+    "wrong shape: a list": Fault("valid JSON, wrong shape", (json_reply([1, 2, 3]),), "failed"),
+    "10 MB answer": Fault("10 MB answer", (huge(10_000_000),), "failed"),
+    "prose instead of JSON": Fault("junk answer", (reply("Sure! Here is what I remember about them."),), "failed"),
+    "HTML page with status 200": Fault("junk answer", (junk(),), "failed"),
+    "HTTP 400": Fault("HTTP 4xx", (error(400), error(400)), "failed"),
+    "HTTP 401": Fault("HTTP 4xx", (error(401),), "failed"),
+    # odd but usable answers
+    "confidence as a string": Fault("confidence string/null", (_fact_answer(confidence="0.95"),),
+                                    check=_confidence_is(0.95)),
+    "confidence as a word": Fault("confidence string/null", (_fact_answer(confidence="high"),),
+                                  check=_confidence_is(0.9)),
+    "confidence null": Fault("confidence string/null", (_fact_answer(confidence=None),), "ignored"),
+    "confidence missing": Fault("confidence string/null", (_fact_answer(),), "ignored"),
+    "ids that do not exist": Fault(
+        "unknown ids in factsToRemove",
+        (extraction(facts=[(NEW_FACT, "context", 0.95)], remove=["fact_deadbeef", "fact_0000AAAA", "../etc"]),),
+        check=_baseline_kept,
+    ),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fault_summary() -> Iterator[None]:
+    yield
+    kinds = ", ".join(f"{kind}={count}" for kind, count in sorted(INJECTED.items()))
+    print(
+        f"\nLLM faults injected: {sum(INJECTED.values())} in {sum(CASES_RUN.values())} batches ({kinds}); "
+        f"outcomes: {dict(CASES_RUN)}; memory files corrupted: 0"
+    )
+
+
+def assert_valid(engine: Engine) -> MemoryFile:
+    """The file parses and validates, facts are sane, and nothing was put aside as corrupt."""
+    memory = MemoryFile.model_validate(json.loads(engine.file(ALICE).read_bytes()))
+    ids = [fact.id for fact in memory.facts]
+    assert len(ids) == len(set(ids))
+    for fact in memory.facts:
+        assert fact.content.strip()
+        assert 0.0 <= fact.confidence <= 1.0
+    assert not list(engine.file(ALICE).parent.glob("*.corrupt*"))
+    return memory
+
+
+@pytest.mark.parametrize("fault", FAULTS.values(), ids=FAULTS.keys())
+async def test_llm_fault(
+    fault: Fault, tmp_path: Path, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat_server.default = SUCCESS
+    chat_server.enqueue(*fault.script)
+    sleeps = Sleeps()
+    target = chat_server
+    refused_server: ChatServer | None = None
+    if fault.refused:
+        refused_server = ChatServer().start()
+        refused_server.default = SUCCESS
+        refused_server.stop()  # the port is closed: connections are refused
+        target = refused_server
+        if fault.refused > 0:
+            comeback = sleeps
+
+            class Restart(Sleeps):
+                async def __call__(self, seconds: float) -> None:
+                    await comeback(seconds)
+                    if len(comeback.delays) == fault.refused:
+                        assert refused_server is not None
+                        await asyncio.to_thread(refused_server.start)  # back on the same port
+
+            sleeps = Restart()
+            sleeps.delays = comeback.delays
+
+    engine = make_engine(tmp_path, target.base_url, timeout=TIMEOUT, retries=RETRIES, sleeps=sleeps)
+    engine.service.start()
+    try:
+        await engine.store.save(ALICE, BASELINE)
+        before = engine.file(ALICE).read_bytes()
+        texts = ["I just moved to Lisbon", "the weather is great"]
+        with caplog.at_level(logging.INFO):
+            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
+            await engine.settle()
+    finally:
+        await engine.aclose()
+        if refused_server is not None:
+            refused_server.stop()
+
+    attempts = len(sleeps.delays) + 1
+    if fault.refused:
+        INJECTED[fault.kind] += attempts - len(target.requests)  # attempts that found nothing listening
+    else:
+        INJECTED[fault.kind] += len(fault.script) - chat_server.queued  # scripted faults actually served
+    CASES_RUN[fault.outcome] += 1
+
+    memory = assert_valid(engine)
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    if fault.outcome == "failed":
+        assert len(errors) == 1, [record.getMessage() for record in errors]
+        assert engine.file(ALICE).read_bytes() == before
+        assert engine.journaled() == texts
+        assert attempts == (RETRIES + 1 if fault.transient else 1)  # bounded: never retried forever
+    else:
+        assert errors == []
+        assert engine.journaled() == []
+        assert chat_server.queued == 0  # every scripted fault was met on the way
+        contents = [fact.content for fact in memory.facts]
+        if fault.outcome == "applied":
+            assert contents == ["Likes tea", NEW_FACT]
+        else:
+            assert contents == ["Likes tea"]
+    if fault.delays is not None:
+        assert tuple(sleeps.delays) == fault.delays
+    if fault.check is not None:
+        fault.check(memory)

@@ -1,0 +1,97 @@
+"""SIGKILL at random moments of the whole memory pipeline loses no acknowledged turn and duplicates no fact.
+
+A worker process (tests/memory/pipeline_worker.py) feeds turns through journal → debouncer → extractor → store
+against the local Chat Completions server, printing `ACK` for each turn once it is durably taken. We kill it at
+random moments, restart it (it replays the journal), and at the end let one worker finish what is pending. Then
+every acknowledged turn's token must be a fact in its user's file, exactly once, and the journal must be empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.memory.journal import Journal
+from bot.memory.models import MemoryFile
+from tests.llm_server import ChatServer, Response, extraction
+from tests.memory.pipeline_worker import user_for
+
+REPO = Path(__file__).resolve().parents[2]
+CI_KILLS = 15
+SOAK_KILLS = 120
+TOKEN = re.compile(r"token-(\d+)")
+
+
+def echo_tokens(body: dict[str, Any]) -> Response:
+    """The worst-case helpful model: every token in the new turns becomes a fact."""
+    payload = json.loads(body["messages"][-1]["content"].split("\n", 1)[1])
+    seqs = sorted({int(m) for turn in payload["newTurns"] for m in TOKEN.findall(turn["text"])})
+    return extraction(facts=[(f"Likes token-{seq}", "preference", 0.95) for seq in seqs])
+
+
+def _start(data_dir: Path, base_url: str, first: int, count: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.memory.pipeline_worker", str(data_dir), base_url, str(first), str(count)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def run_kills(tmp_path: Path, kills: int, seed: int) -> None:
+    rng = random.Random(seed)
+    acked: list[int] = []
+    seq = 0
+    with ChatServer() as server:
+        server.responder = echo_tokens
+        for _ in range(kills):
+            worker = _start(tmp_path, server.base_url, seq, 10_000)
+            assert worker.stdout is not None
+            wanted = rng.randint(0, 12)
+            for _ in range(wanted):
+                line = worker.stdout.readline()
+                assert line.startswith("ACK t"), line
+                acked.append(int(line.split("t", 1)[1]))
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+            assert worker.returncode == -signal.SIGKILL
+            for line in worker.stdout.read().splitlines():  # ACKs printed before the kill landed
+                if line.startswith("ACK t"):
+                    acked.append(int(line.split("t", 1)[1]))
+            seq = (max(acked) + 1) if acked else seq
+            seq += 1000  # never reuse a sequence number, even for turns printed but not yet read
+        finisher = _start(tmp_path, server.base_url, 0, 0)
+        out, _ = finisher.communicate(timeout=60)
+        assert "DONE" in out and finisher.returncode == 0
+
+    assert Journal(tmp_path / "pending.jsonl").replay() == []
+    facts_by_user: dict[int, list[str]] = {}
+    for path in (tmp_path / "memory").glob("*.json"):
+        memory = MemoryFile.model_validate_json(path.read_bytes())
+        facts_by_user[int(path.stem)] = [fact.content for fact in memory.facts]
+    assert not list((tmp_path / "memory").glob("*.corrupt-*"))
+    for user, contents in facts_by_user.items():
+        assert len(contents) == len(set(contents)), f"duplicate facts for user {user}"
+    for number in acked:
+        assert f"Likes token-{number}" in facts_by_user.get(user_for(number), []), f"acknowledged turn t{number} lost"
+
+
+def test_random_sigkills_lose_no_acknowledged_turn(tmp_path: Path) -> None:
+    run_kills(tmp_path, CI_KILLS, seed=20261130)
+
+
+@pytest.mark.soak
+@pytest.mark.skipif(os.environ.get("RUN_SOAK") != "1", reason="soak variant: RUN_SOAK=1")
+def test_random_sigkills_soak(tmp_path: Path) -> None:
+    run_kills(tmp_path, SOAK_KILLS, seed=7)

@@ -1,0 +1,514 @@
+"""MemoryService end to end: turns → journal → debounce → extraction (real client, real HTTP server) → atomic file
+→ selection and rendering, plus the rules that span parts: only new turns are sent, a failed extraction changes
+nothing and keeps the turns journaled, /memory forget beats in-flight and pending work, pausing, strict per-user
+isolation, exactly-once application across a crash, shutdown flush, and disk faults."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from openai import AsyncOpenAI
+
+from bot.memory.atomic import AtomicWriter
+from bot.memory.extractor import MemoryExtractor
+from bot.memory.journal import JOURNAL_NAME, Journal
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
+from bot.memory.pauses import PauseRegistry
+from bot.memory.selector import FactSelector
+from bot.memory.service import MAX_SAVE_REQUEUES, MemoryPolicy, MemoryService
+from bot.memory.store import MemoryStore
+from tests.llm_server import ChatServer, RecordedRequest, Response, error, extraction, extraction_payload, json_reply, stall
+from tests.llm_server import _Exchange as Exchange
+
+ALICE = 1001
+BOB = 1002
+CHANNEL = 500
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+_ids = iter(range(10_000, 10**9))
+
+
+def turn(user: int, text: str, *, role: str = "user", name: str | None = None) -> Turn:
+    n = next(_ids)
+    return Turn(
+        "assistant" if role == "assistant" else "user",
+        user,
+        name or f"user{user}",
+        text,
+        T0 + timedelta(seconds=n - 10_000),
+        str(n),
+    )
+
+
+def payload_of(request: RecordedRequest) -> dict[str, Any]:
+    content = request["body"]["messages"][1]["content"]
+    return json.loads(content[content.index("{") :])
+
+
+def new_texts(request: RecordedRequest) -> list[str]:
+    return [t["text"] for t in payload_of(request)["newTurns"]]
+
+
+def echo_facts(body: dict[str, Any]) -> Response:
+    """A responder that obeys the conversation: one fact per user line, in that line's own words."""
+    content = body["messages"][1]["content"]
+    sent = json.loads(content[content.index("{") :])
+    facts = [(f"Said: {t['text']}", "context", 0.95) for t in sent["newTurns"] if t["speaker"] == "user"]
+    return json_reply(extraction_payload(facts=facts))
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        await asyncio.sleep(0)
+
+
+@dataclass(frozen=True)
+class Gated(Response):
+    """Holds the request until the test opens `gate` (a threading.Event, set from the test's loop)."""
+
+    gate: threading.Event
+    then: Response
+    kind: ClassVar[str] = "gated"
+
+    async def render(self, ex: Exchange) -> Any:
+        await asyncio.get_running_loop().run_in_executor(None, self.gate.wait, 30)
+        return await self.then.render(ex)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+
+@dataclass
+class Engine:
+    service: MemoryService
+    client: AsyncOpenAI
+    data: Path
+    sleeps: Sleeps = field(default_factory=Sleeps)
+
+    @property
+    def store(self) -> MemoryStore:
+        return self.service.store
+
+    @property
+    def journal_path(self) -> Path:
+        return self.data / JOURNAL_NAME
+
+    def file(self, user: int) -> Path:
+        return self.store.path_for(user)
+
+    def on_disk(self, user: int) -> MemoryFile:
+        return MemoryFile.model_validate(json.loads(self.file(user).read_bytes()))
+
+    def facts_on_disk(self, user: int) -> list[str]:
+        return [fact.content for fact in self.on_disk(user).facts]
+
+    def journaled(self) -> list[str]:
+        """Texts of the turns a fresh start would replay."""
+        return [item.turn.text for item in Journal(self.journal_path).replay()]
+
+    async def settle(self) -> None:
+        await asyncio.wait_for(self.service.debouncer.wait_idle(), 20)
+
+    async def aclose(self) -> None:
+        await self.service.debouncer.close()
+        await self.client.close()
+
+
+def make_engine(
+    data: Path,
+    base_url: str,
+    *,
+    debounce: float = 0.05,
+    max_wait: float = 5.0,
+    timeout: float = 5.0,
+    retries: int = 2,
+    writer: AtomicWriter | None = None,
+    max_concurrent: int = 4,
+    durable: bool = True,
+    journal_durable: bool | None = None,
+    sleeps: Sleeps | None = None,
+) -> Engine:
+    """A MemoryService over real parts in `data`, its extractor talking to `base_url` (backoff via `sleeps`)."""
+    client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=timeout)
+    sleeps = sleeps or Sleeps()
+    extractor = MemoryExtractor(client, model="memory-model", retries=retries, retry_base_seconds=0.5, sleep=sleeps)
+    service = MemoryService(
+        store=MemoryStore(data / "memory", writer=writer or AtomicWriter(durable=durable)),
+        extractor=extractor,
+        selector=FactSelector(),
+        journal=Journal(data / JOURNAL_NAME, durable=durable if journal_durable is None else journal_durable),
+        pauses=PauseRegistry(data / "paused.json"),
+        policy=MemoryPolicy(
+            debounce_seconds=debounce, max_wait_seconds=max_wait, max_concurrent_extractions=max_concurrent
+        ),
+    )
+    return Engine(service, client, data, sleeps)
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
+    built = make_engine(tmp_path, chat_server.base_url)
+    built.service.start()
+    yield built
+    await built.aclose()
+
+
+@pytest.fixture
+def gate(chat_server: ChatServer) -> Iterator[threading.Event]:
+    """Opened at teardown at the latest, so the server can stop."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def errors_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+# --- the happy path ---------------------------------------------------------------------------------------
+
+
+async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.enqueue(
+        extraction(work="They write Go microservices at a fintech.",
+                   facts=[("Writes Go microservices at work", "knowledge", 0.95)])
+    )
+    key = ConversationKey(CHANNEL, ALICE)
+    first = [turn(ALICE, "I write Go microservices at a fintech"), turn(ALICE, "mostly payment APIs")]
+    assert await engine.service.remember(key, first) is True
+    assert engine.service.journal is not None and engine.service.journal.pending == 2
+    await engine.settle()
+
+    memory = engine.on_disk(ALICE)
+    assert [fact.content for fact in memory.facts] == ["Writes Go microservices at work"]
+    assert memory.facts[0].id.startswith("fact_")
+    assert memory.user.workContext.summary == "They write Go microservices at a fintech."
+    assert set(memory.appliedTurnIds) == {t.turn_id for t in first}
+    assert engine.journaled() == []  # done once saved
+
+    prompt = await engine.service.memory_prompt(ALICE, ["which language for my new service?"], user_label="alice")
+    assert "Writes Go microservices at work" in prompt
+    assert "They write Go microservices at a fintech." in prompt
+    assert prompt.startswith("<user_memory") and prompt.endswith("</user_memory>")
+    assert await engine.service.memory_prompt(BOB, ["hello"], user_label="bob") == ""
+
+
+async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.enqueue(
+        extraction(facts=[("Writes Go microservices at work", "knowledge", 0.95)]),
+        extraction(facts=[("Is learning Rust", "goal", 0.9)]),
+    )
+    key = ConversationKey(CHANNEL, ALICE)
+    await engine.service.remember(key, [turn(ALICE, "I write Go microservices at a fintech")])
+    await engine.settle()
+    fact_id = engine.on_disk(ALICE).facts[0].id
+    await engine.service.remember(key, [turn(ALICE, "I started learning Rust this week")])
+    await engine.settle()
+
+    first, second = chat_server.requests
+    assert new_texts(first) == ["I write Go microservices at a fintech"]
+    assert new_texts(second) == ["I started learning Rust this week"]
+    assert "fintech" not in second["body"]["messages"][1]["content"]  # the first batch is not sent again
+    assert [f["id"] for f in payload_of(second)["currentMemory"]["facts"]] == [fact_id]
+    assert engine.facts_on_disk(ALICE) == ["Writes Go microservices at work", "Is learning Rust"]
+
+
+async def test_forget_one_fact(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.enqueue(extraction(facts=[("Likes tea", "preference"), ("Has a cat named Miso", "context")]))
+    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "tea and my cat Miso")])
+    await engine.settle()
+    tea = engine.on_disk(ALICE).facts[0].id
+    assert await engine.service.forget_fact(ALICE, tea) is True
+    assert await engine.service.forget_fact(ALICE, tea) is False
+    assert engine.facts_on_disk(ALICE) == ["Has a cat named Miso"]
+
+
+# --- failures keep memory and turns -----------------------------------------------------------------------
+
+
+async def test_a_failed_extraction_leaves_the_file_and_keeps_the_turns(
+    engine: Engine, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    baseline = MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea", confidence=0.9)])
+    await engine.store.save(ALICE, baseline)
+    before = engine.file(ALICE).read_bytes()
+    chat_server.default = error(500)
+    texts = ["I moved to Lisbon", "I now work remotely"]
+    with caplog.at_level(logging.INFO):
+        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
+        await engine.settle()
+    assert len(chat_server.requests) == 3  # the first try and two retries
+    assert len(engine.sleeps.delays) == 2
+    assert engine.file(ALICE).read_bytes() == before
+    (line,) = errors_in(caplog)
+    assert "1001" in line.getMessage() and "journal" in line.getMessage()
+    assert "Lisbon" not in caplog.text  # no message contents in the logs
+    assert engine.journaled() == texts
+    assert engine.service.stats.batches_failed == 1
+
+
+# --- /memory forget ---------------------------------------------------------------------------------------
+
+
+async def test_forget_all_during_an_inflight_extraction_writes_nothing(
+    engine: Engine, chat_server: ChatServer, gate: threading.Event
+) -> None:
+    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
+    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+    await chat_server.await_requests(1)
+    assert await engine.service.forget_all(ALICE) is True
+    gate.set()  # the model answers now, too late
+    await engine.settle()
+    assert not engine.file(ALICE).exists()
+    assert engine.journaled() == []
+    assert (await engine.service.show(ALICE)).is_empty()
+
+
+async def test_an_extraction_answered_after_forget_all_is_discarded(
+    engine: Engine, chat_server: ChatServer, gate: threading.Event
+) -> None:
+    """Work started before the wipe (not through the debouncer, so nothing cancels it) never writes."""
+    chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
+    batch = [turn(ALICE, "I live in Lisbon")]
+    work = asyncio.create_task(engine.service._process_batch(ConversationKey(CHANNEL, ALICE), batch))
+    await chat_server.await_requests(1)
+    await engine.service.forget_all(ALICE)
+    gate.set()
+    await asyncio.wait_for(work, 10)
+    assert not engine.file(ALICE).exists()
+
+
+async def test_forget_all_cancels_pending_batches(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.responder = echo_facts
+    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+    await engine.service.remember(ConversationKey(CHANNEL + 1, ALICE), [turn(ALICE, "I like tea")])
+    await engine.service.forget_all(ALICE)
+    await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+    await engine.settle()
+    (only,) = chat_server.requests  # Bob's, which was queued after Alice's and still ran
+    assert new_texts(only) == ["I like trains"]
+    assert not engine.file(ALICE).exists()
+    assert engine.journaled() == []
+
+
+# --- pausing ----------------------------------------------------------------------------------------------
+
+
+async def test_a_paused_user_teaches_nothing_until_resumed(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.responder = echo_facts
+    key = ConversationKey(CHANNEL, ALICE)
+    await engine.service.remember(key, [turn(ALICE, "pending when I paused")])
+    assert await engine.service.set_paused(ALICE, True) is True
+    assert await engine.service.remember(key, [turn(ALICE, "I live in Lisbon")]) is False
+    assert engine.service.journal is not None and engine.service.journal.pending == 0
+    await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+    await engine.settle()
+    assert [new_texts(r) for r in chat_server.requests] == [["I like trains"]]
+    assert not engine.file(ALICE).exists()
+    assert engine.journaled() == []
+
+    assert await engine.service.set_paused(ALICE, False) is True
+    assert await engine.service.remember(key, [turn(ALICE, "I like tea")]) is True
+    await engine.settle()
+    assert engine.facts_on_disk(ALICE) == ["Said: I like tea"]
+
+
+# --- isolation --------------------------------------------------------------------------------------------
+
+
+async def test_two_users_in_one_channel_never_share_memory(engine: Engine, chat_server: ChatServer) -> None:
+    chat_server.responder = echo_facts
+    alice_says = ["I grow tomatoes on my balcony", "I play the cello", "I am vegetarian"]
+    bob_says = ["I restore old motorcycles", "I live near the sea", "I hate coriander"]
+    for a, b in zip(alice_says, bob_says, strict=True):  # interleaved in the same channel
+        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, a, name="alice")])
+        await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, b, name="bob")])
+    await engine.settle()
+
+    assert sorted(engine.facts_on_disk(ALICE)) == sorted(f"Said: {t}" for t in alice_says)
+    assert sorted(engine.facts_on_disk(BOB)) == sorted(f"Said: {t}" for t in bob_says)
+    assert len(chat_server.requests) == 2
+    for request in chat_server.requests:
+        names = {t["name"] for t in payload_of(request)["newTurns"]}
+        assert len(names) == 1  # one user's turns per request
+        others = bob_says if names == {"alice"} else alice_says
+        assert not any(text in request["body"]["messages"][1]["content"] for text in others)
+    prompt = await engine.service.memory_prompt(ALICE, ["tell me about motorcycles"], user_label="alice")
+    assert "tomatoes" in prompt and "motorcycles" not in prompt
+
+
+# --- crash recovery ---------------------------------------------------------------------------------------
+
+
+async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: Path, chat_server: ChatServer) -> None:
+    """The crash window: memory (with appliedTurnIds) was saved, the journal's "done" never written."""
+    key = ConversationKey(CHANNEL, ALICE)
+    applied = [turn(ALICE, "I live in Lisbon"), turn(ALICE, "I like tea")]
+    new = turn(ALICE, "I started a pottery class")
+    store = MemoryStore(tmp_path / "memory")
+    store.prepare()
+    await store.save(
+        ALICE,
+        MemoryFile(
+            facts=[Fact(id="fact_0000aaaa", content="Said: I live in Lisbon", confidence=0.95),
+                   Fact(id="fact_0000bbbb", content="Said: I like tea", confidence=0.95)],
+            appliedTurnIds=[t.turn_id for t in applied],
+        ),
+    )
+    await Journal(tmp_path / JOURNAL_NAME).add(key, [*applied, new])
+
+    chat_server.responder = echo_facts
+    engine = make_engine(tmp_path, chat_server.base_url)
+    try:
+        assert engine.service.start() == 3
+        await engine.settle()
+    finally:
+        await engine.aclose()
+    (request,) = chat_server.requests
+    assert new_texts(request) == ["I started a pottery class"]
+    assert engine.facts_on_disk(ALICE) == ["Said: I live in Lisbon", "Said: I like tea", "Said: I started a pottery class"]
+    assert engine.journaled() == []
+
+
+async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, chat_server: ChatServer) -> None:
+    key = ConversationKey(CHANNEL, ALICE)
+    applied = [turn(ALICE, "I live in Lisbon")]
+    store = MemoryStore(tmp_path / "memory")
+    store.prepare()
+    await store.save(ALICE, MemoryFile(appliedTurnIds=[applied[0].turn_id]))
+    before = store.path_for(ALICE).read_bytes()
+    await Journal(tmp_path / JOURNAL_NAME).add(key, applied)
+    engine = make_engine(tmp_path, chat_server.base_url)
+    try:
+        engine.service.start()
+        await engine.settle()
+    finally:
+        await engine.aclose()
+    assert chat_server.requests == []
+    assert engine.file(ALICE).read_bytes() == before
+    assert engine.journaled() == []
+
+
+# --- shutdown ---------------------------------------------------------------------------------------------
+
+
+async def test_shutdown_flushes_pending_batches_to_disk(tmp_path: Path, chat_server: ChatServer) -> None:
+    chat_server.responder = echo_facts
+    engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600)  # nothing would fire alone
+    engine.service.start()
+    try:
+        for user in range(2001, 2011):
+            await engine.service.remember(ConversationKey(CHANNEL, user), [turn(user, f"I am user {user}")])
+        assert chat_server.requests == []
+        assert await engine.service.shutdown(timeout=20) is True
+        late = turn(2001, "said during shutdown")
+        assert await engine.service.remember(ConversationKey(CHANNEL, 2001), [late]) is True
+    finally:
+        await engine.aclose()
+    for user in range(2001, 2011):
+        assert engine.facts_on_disk(user) == [f"Said: I am user {user}"]
+    assert engine.journaled() == ["said during shutdown"]  # kept for the next start, not extracted now
+    assert len(chat_server.requests) == 10
+
+
+async def test_shutdown_with_a_stalled_server_keeps_the_turns_journaled(
+    tmp_path: Path, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat_server.default = stall(30)
+    engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600, timeout=20)
+    engine.service.start()
+    try:
+        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+        await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+        with caplog.at_level(logging.WARNING):
+            assert await engine.service.shutdown(timeout=0.3) is False
+        assert engine.service.debouncer.running == 0  # nothing left running after the grace
+    finally:
+        await engine.aclose()
+    assert sorted(engine.journaled()) == ["I like trains", "I live in Lisbon"]
+    assert not engine.file(ALICE).exists() and not engine.file(BOB).exists()
+    assert "stay journaled" in caplog.text
+
+
+# --- disk faults ------------------------------------------------------------------------------------------
+
+
+class FaultyFsync:
+    """The AtomicWriter's fsync seam: fails with ENOSPC while `failures` lasts; checks the old file meanwhile."""
+
+    def __init__(self, target: Path, failures: int) -> None:
+        self.target = target
+        self.failures = failures
+        self.injected = 0
+        self.seen_during_fault: list[bytes] = []
+
+    def __call__(self, fd: int) -> None:
+        if self.failures > 0:
+            self.failures -= 1
+            self.injected += 1
+            self.seen_during_fault.append(self.target.read_bytes())
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        os.fsync(fd)
+
+
+async def _disk_fault_engine(tmp_path: Path, chat_server: ChatServer, failures: int) -> tuple[Engine, FaultyFsync, bytes]:
+    fsync = FaultyFsync(tmp_path / "memory" / f"{ALICE}.json", failures=0)
+    engine = make_engine(tmp_path, chat_server.base_url, writer=AtomicWriter(fsync=fsync))
+    engine.service.start()
+    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    fsync.failures = failures
+    return engine, fsync, engine.file(ALICE).read_bytes()
+
+
+async def test_a_disk_fault_keeps_the_old_file_and_retries_the_batch(
+    tmp_path: Path, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat_server.responder = echo_facts
+    engine, fsync, before = await _disk_fault_engine(tmp_path, chat_server, failures=2)
+    try:
+        with caplog.at_level(logging.WARNING):
+            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+            await engine.settle()
+    finally:
+        await engine.aclose()
+    assert fsync.injected == 2
+    assert fsync.seen_during_fault == [before, before]
+    warnings = [r for r in caplog.records if "could not be saved" in r.getMessage()]
+    assert [r.levelno for r in warnings] == [logging.WARNING, logging.WARNING]
+    assert engine.facts_on_disk(ALICE) == ["Likes tea", "Said: I live in Lisbon"]  # saved once the fault cleared
+    assert engine.journaled() == []
+    assert not list((tmp_path / "memory").glob(".*.tmp"))
+
+
+async def test_a_lasting_disk_fault_gives_up_loudly_and_keeps_everything(
+    tmp_path: Path, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat_server.responder = echo_facts
+    engine, fsync, before = await _disk_fault_engine(tmp_path, chat_server, failures=10**6)
+    try:
+        with caplog.at_level(logging.WARNING):
+            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+            await engine.settle()
+    finally:
+        await engine.aclose()
+    assert fsync.injected == MAX_SAVE_REQUEUES + 1  # tried, re-queued a bounded number of times, then given up
+    assert engine.file(ALICE).read_bytes() == before
+    (line,) = errors_in(caplog)
+    assert "could not be saved" in line.getMessage()
+    assert engine.journaled() == ["I live in Lisbon"]
+    assert not list((tmp_path / "memory").glob(".*.tmp"))

@@ -1,0 +1,95 @@
+"""Per-user sliding-window rate limit (bot/ratelimit.py), driven by a fake clock: no sleeping."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.ratelimit import RateLimiter
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def test_allows_n_per_window_then_refuses(clock: FakeClock) -> None:
+    limiter = RateLimiter(3, 60.0, clock=clock)
+    assert [limiter.allow(7) for _ in range(3)] == [True, True, True]
+    assert limiter.allow(7) is False
+    assert limiter.allow(7) is False
+
+
+def test_users_are_limited_independently(clock: FakeClock) -> None:
+    limiter = RateLimiter(2, 60.0, clock=clock)
+    assert limiter.allow(1) and limiter.allow(1)
+    assert not limiter.allow(1)
+    assert limiter.allow(2) and limiter.allow(2)
+
+
+def test_the_window_slides(clock: FakeClock) -> None:
+    limiter = RateLimiter(2, 60.0, clock=clock)
+    assert limiter.allow(1)  # t=1000
+    clock.now += 30
+    assert limiter.allow(1)  # t=1030
+    assert not limiter.allow(1)
+    clock.now += 29.9  # t=1059.9: the first event is still inside the window
+    assert not limiter.allow(1)
+    clock.now += 0.1  # t=1060: the first event has left it, the second has not
+    assert limiter.allow(1)
+    assert not limiter.allow(1)
+    clock.now += 30  # t=1090: the second one left
+    assert limiter.allow(1)
+
+
+def test_refused_attempts_do_not_extend_the_limit(clock: FakeClock) -> None:
+    limiter = RateLimiter(1, 10.0, clock=clock)
+    assert limiter.allow(1)
+    for _ in range(5):
+        clock.now += 1
+        assert not limiter.allow(1)
+    clock.now += 5  # 10 s after the only counted event
+    assert limiter.allow(1)
+
+
+def test_retry_after_counts_down(clock: FakeClock) -> None:
+    limiter = RateLimiter(1, 60.0, clock=clock)
+    assert limiter.retry_after(1) == 0.0
+    limiter.allow(1)
+    clock.now += 20
+    assert limiter.retry_after(1) == pytest.approx(40.0)
+
+
+def test_notice_once_per_window(clock: FakeClock) -> None:
+    limiter = RateLimiter(1, 60.0, clock=clock)
+    limiter.allow(1)
+    assert not limiter.allow(1)
+    assert limiter.should_notice(1) is True
+    clock.now += 10
+    assert not limiter.allow(1)
+    assert limiter.should_notice(1) is False
+    clock.now += 50  # a window after the first notice
+    assert limiter.should_notice(1) is True
+    assert limiter.should_notice(2) is True  # per user
+
+
+def test_zero_disables_the_limit(clock: FakeClock) -> None:
+    limiter = RateLimiter(0, 60.0, clock=clock)
+    assert all(limiter.allow(1) for _ in range(1000))
+
+
+def test_the_table_forgets_idle_users(clock: FakeClock) -> None:
+    limiter = RateLimiter(1, 60.0, clock=clock)
+    for user in range(10_001):
+        limiter.allow(user)
+    clock.now += 61
+    limiter.allow(99_999)
+    assert len(limiter._events) <= 2
+    assert limiter.allow(5)  # a forgotten user starts fresh
