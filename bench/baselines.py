@@ -1,15 +1,33 @@
-"""The seed's ways of doing things, re-implemented exactly, as the baselines our engine is measured against.
+"""The baselines our engine is measured against, re-implemented here (the engine is never edited from `bench/`).
 
-Source: the design note `seeds/000_ae121e99512bfe4a.txt`, section 3.6 (DeerFlow's documented fact selection).
+- The seed's way (`select_relevant_facts`): the design note `seeds/000_ae121e99512bfe4a.txt`, section 3.6
+  (DeerFlow's documented fact selection), re-implemented exactly.
+- The previous engine (`TfidfCosineIndex`, `TfidfCosineSelector`): `bot.memory.selector.FactIndex` as it was before
+  the BM25 change, kept as an ablation baseline: sklearn's `TfidfVectorizer(analyzer=analyze, sublinear_tf=True,
+  norm="l2")` fitted on the facts once per memory revision, the query vectorised with `transform`, cosine by one
+  sparse product, `0.6 * cosine + 0.4 * confidence`, ties newest first. Same tokens for CJK and English as the
+  engine's `analyze`; what differs from the engine is the terms (no chat stop words, no 5-letter prefix), the
+  weighting (cosine of L2-normalised sublinear TF-IDF instead of BM25 query coverage, no common-term cut) and the
+  query path (sklearn's `transform` instead of a vocabulary lookup).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
+
+from bot.memory.models import Fact
+from bot.memory.selector import CONFIDENCE_WEIGHT, SIMILARITY_WEIGHT, FactSelector, analyze, build_query
+
+# --- the seed's way -------------------------------------------------------------------------------------------
 
 
 def extract_recent_turns(conversation: Sequence[str], n: int = 3) -> str:
@@ -46,3 +64,84 @@ def select_relevant_facts(facts: Sequence[dict[str, Any]], conversation: Sequenc
 def fact_dicts(facts: Sequence[Any]) -> list[dict[str, Any]]:
     """Facts as the seed holds them: plain dicts read from the JSON file."""
     return [fact.model_dump(mode="json") for fact in facts]
+
+
+# --- the previous engine: TF-IDF cosine over `analyze`, fitted once per revision ---------------------------------
+
+
+@dataclass(slots=True)
+class TfidfCosineIndex:
+    """The engine's `FactIndex` before the BM25 change: a fitted TF-IDF model of one memory revision's facts."""
+
+    facts: tuple[Fact, ...]
+    vectorizer: TfidfVectorizer | None
+    matrix_t: sp.csr_matrix | None  # terms x facts, L2-normalised rows of facts: query @ matrix_t gives cosines
+    confidence: NDArray[np.float64]
+
+    @classmethod
+    def build(cls, facts: Sequence[Fact], analyzer: Callable[[str], list[str]] = analyze) -> TfidfCosineIndex:
+        confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
+        vectorizer = TfidfVectorizer(analyzer=analyzer, sublinear_tf=True, norm="l2", dtype=np.float64)
+        try:
+            matrix = vectorizer.fit_transform([fact.content for fact in facts])
+        except ValueError:  # no facts, or nothing but stop words: rank by confidence alone
+            return cls(tuple(facts), None, None, confidence)
+        return cls(tuple(facts), vectorizer, matrix.T.tocsr(), confidence)
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        """Cosine similarity of every fact to the query (both vectors are L2-normalised)."""
+        if self.vectorizer is None or not query.strip():
+            return np.zeros(len(self.facts))
+        vector = self.vectorizer.transform([query])
+        result: NDArray[np.float64] = np.asarray((vector @ self.matrix_t).todense()).ravel()
+        return result
+
+    def top(self, query: str, top_k: int) -> list[Fact]:
+        """The `top_k` facts by `0.6 * cosine + 0.4 * confidence`, best first (ties: newer facts first)."""
+        if top_k <= 0 or not self.facts:
+            return []
+        scores = SIMILARITY_WEIGHT * self.similarities(query) + CONFIDENCE_WEIGHT * self.confidence
+        order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
+        return [self.facts[i] for i in order.tolist()]
+
+
+class TfidfCosineSelector(FactSelector):
+    """`FactSelector`'s interface and per-user, per-revision caching, building `TfidfCosineIndex`.
+
+    `analyzer` defaults to the engine's `analyze` (the previous engine); passing `bot.memory.selector.index_terms`
+    gives today's terms with the previous scoring (an ablation: how much comes from the terms alone).
+    """
+
+    def __init__(self, *, top_k: int = 15, cache_size: int = 512, analyzer: Callable[[str], list[str]] = analyze):
+        super().__init__(top_k=top_k, cache_size=cache_size)
+        self._analyzer = analyzer
+        self._indexes: OrderedDict[str, tuple[int, TfidfCosineIndex]] = OrderedDict()
+        self._size = cache_size
+
+    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> TfidfCosineIndex:  # type: ignore[override]
+        cached = self._indexes.get(user_key)
+        if cached is not None and cached[0] == revision:
+            self._indexes.move_to_end(user_key)
+            return cached[1]
+        index = TfidfCosineIndex.build(facts, self._analyzer)
+        self._indexes[user_key] = (revision, index)
+        self._indexes.move_to_end(user_key)
+        while len(self._indexes) > self._size:
+            self._indexes.popitem(last=False)
+        return index
+
+    def select(
+        self,
+        user_key: str,
+        revision: int,
+        facts: Sequence[Fact],
+        recent_texts: Sequence[str],
+        top_k: int | None = None,
+    ) -> list[Fact]:
+        if not facts:
+            return []
+        index = self.index_for(user_key, revision, facts)
+        return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
+
+    def forget(self, user_key: str) -> None:
+        self._indexes.pop(user_key, None)

@@ -13,7 +13,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -361,10 +360,6 @@ def dialogues(count: int, seed: int = 2, turns: int = 3) -> list[list[str]]:
                 )
         out.append(window)
     return out
-
-
-def python_executable() -> str:
-    return sys.executable
 
 
 def grid(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]], notes: Sequence[str] = ()) -> str:

@@ -36,7 +36,6 @@ from bench.common import (
     time_async_ns,
     time_ns,
 )
-from bench.proposed import FastQuerySelector, ProposedSelector
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import Fact, MemoryFile, Section
 from bot.memory.pauses import PauseRegistry
@@ -104,14 +103,6 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         render = time_ns(lambda: render_memory(memory, chosen, user_label="Ana", token_budget=policy.token_budget),
                          reps=reps, warmup=20)
 
-        # The proposed selectors on the same real path.
-        variants = {}
-        for label, selector in (("proposal A", FastQuerySelector(top_k=15)), ("proposal B", ProposedSelector(top_k=15))):
-            service.selector = selector
-            await ours()
-            variants[label] = await time_async_ns(ours, reps=reps, warmup=20)
-        service.selector = FactSelector(top_k=15)
-
         # Baseline: the seed's way, every reply reads and parses the file and fits a new TF-IDF.
         def seed_way() -> str:
             data = json.loads(path.read_bytes())
@@ -134,10 +125,6 @@ async def run(n_facts: int, reps: int) -> list[Table]:
     seed_p50 = p50(seed)
     table.add("vs the seed's way per reply (parse + fit + render) p50 / p95", fmt_ms(p50(total)),
               f"{fmt_ms(seed_p50, 2)} / {fmt_ms(p95(seed), 2)}", f"{seed_p50 / p50(total):.1f}x faster")
-    for label, samples in variants.items():
-        table.add(f"memory_prompt with {label} p50 / p95", f"{fmt_ms(p50(samples))} / {fmt_ms(p95(samples))}",
-                  f"LLM call {LLM_CALL_MS:.0f} ms", f"{100 * p50(samples) / 1e6 / LLM_CALL_MS:.2f}% of it",
-                  f"p50 <= {TARGET_MS:g} ms", p50(samples) / 1e6 <= TARGET_MS)
     table.note(f"prompt block: {len(sample)} characters; {reps} timed replies, 50 rotating 3-turn windows")
     return [table]
 

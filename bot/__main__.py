@@ -135,13 +135,14 @@ async def run_bot(settings: Settings, *, force_sync: bool) -> int:
 async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None:
     """Stop intake, flush memory (most of the grace period), then close Discord and the HTTP client.
 
-    All of it fits in `timeout` (SHUTDOWN_TIMEOUT_SECONDS), so a container's stop grace period above it is never
-    reached: what the flush could not finish in its share stays journaled for the next start.
+    All of it, and the interpreter's own exit after it (about a second on a busy small VPS), fits in `timeout`
+    (SHUTDOWN_TIMEOUT_SECONDS), so a container's stop grace period above it is never reached: what the flush could
+    not finish in its share stays journaled for the next start.
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + timeout - min(1.0, 0.2 * timeout)  # the rest is for the process to exit
     bot.accepting = False
-    flush_budget = max(timeout - 3.0, timeout * 0.7)
+    flush_budget = max(timeout - 3.0, timeout * 0.65)
     flushed = await resources.memory.shutdown(flush_budget)
     try:
         await asyncio.wait_for(bot.close(), timeout=max(0.1, min(2.0, deadline - loop.time() - 0.2)))

@@ -371,7 +371,8 @@ def test_when_the_grace_runs_out_the_rest_stays_journaled(workdir: Path) -> None
     saved = {user for user in users if facts_of(data_dir, user) == [FACT]}
     pending = set(pending_users(data_dir))
     assert saved | pending == set(users), f"lost: {sorted(set(users) - saved - pending)}"
-    assert saved and len(pending) >= 100 - len(saved & pending)
+    assert saved, "the answered half was saved"
+    assert pending, "the stalled half stayed journaled"
     assert all(facts_of(data_dir, user) in ([], [FACT]) for user in users), "no half-written or doubled memory"
     print(f"\ngrace ran out: {len(saved)} saved, {len(pending)} journaled, exit in {elapsed:.2f}s (grace {grace:.0f}s)")
 

@@ -79,7 +79,21 @@ class AtomicWriter:
 
     async def write(self, path: Path, data: bytes) -> None:
         """Replace `path` with `data`; on any error before the rename the old file is untouched and the temp file
-        removed, and the error propagates."""
+        removed, and the error propagates.
+
+        Cancelling the caller does not interrupt the disk work half-way: the rename runs in a worker thread and
+        would land after the caller (and the per-user lock it holds) had gone, so a `/memory forget` waiting for
+        that lock could delete the file and then see it reappear. The write finishes first, then the
+        cancellation propagates.
+        """
+        work = asyncio.ensure_future(self._write(path, data))
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            await asyncio.wait({work})
+            raise
+
+    async def _write(self, path: Path, data: bytes) -> None:
         temp = self.temp_path_for(path)
         created = False
         try:

@@ -87,6 +87,7 @@ class MemoryService:
         )
         self._user_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._save_requeues: dict[str, int] = {}
+        self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its journal append, while in flight
         self.stats = EngineStats()
         self.accepting = True
 
@@ -128,9 +129,9 @@ class MemoryService:
 
         Returns once the turns are in the journal (on disk), so an acknowledged turn survives a crash. They enter
         the debouncer first, on arrival: the quiet time is measured on the user's pace, not on how long the
-        journal took, so a busy disk cannot split one burst into many extractions. Their journal record still
-        queues before anything the extraction writes (the journal's lock is first come, first served). If the
-        append fails the error propagates and the turns are still learned, just not crash-safe.
+        journal took, so a busy disk cannot split one burst into many extractions. Their "done" record waits for
+        this append (`_mark_done`), so it can never land before it. If the append fails the error propagates and
+        the turns are still learned, just not crash-safe.
         """
         if not turns:
             return False
@@ -142,8 +143,22 @@ class MemoryService:
         else:
             log.info("turns for %s arrived during shutdown; journaled for the next start", key.label())
         if self.journal is not None:
-            await self.journal.add(key, list(turns))
+            await self._journal_turns(key, list(turns))
         return True
+
+    async def _journal_turns(self, key: ConversationKey, turns: list[Turn]) -> None:
+        assert self.journal is not None
+        appended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        for turn_id in ids:
+            self._appending[turn_id] = appended
+        try:
+            await self.journal.add(key, turns)
+        finally:
+            for turn_id in ids:
+                if self._appending.get(turn_id) is appended:
+                    del self._appending[turn_id]
+            appended.set_result(None)
 
     def _user_lock(self, user_id: int) -> asyncio.Lock:
         lock = self._user_locks.get(user_id)
@@ -225,8 +240,13 @@ class MemoryService:
         self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
 
     async def _mark_done(self, key: ConversationKey, turn_ids: list[str]) -> None:
-        if self.journal is not None:
-            await self.journal.done(key.user_id, turn_ids)
+        """Record the turns as done in the journal, after their own records (which may still be on the way)."""
+        if self.journal is None:
+            return
+        appending = {self._appending[turn_id] for turn_id in turn_ids if turn_id in self._appending}
+        if appending:
+            await asyncio.wait(appending)
+        await self.journal.done(key.user_id, turn_ids)
 
     # --- reading for replies -------------------------------------------------------------------------------
 

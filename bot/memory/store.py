@@ -68,7 +68,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
 class MemoryStore:
     """The only code that touches memory files. One instance per process, shared by everyone."""
 
-    def __init__(self, folder: Path, *, writer: AtomicWriter | None = None, cache_size: int = 4096) -> None:
+    def __init__(self, folder: Path, *, writer: AtomicWriter | None = None, cache_size: int = 1024) -> None:
         self.folder = folder
         self._writer = writer or AtomicWriter()
         self._cache: OrderedDict[str, _Cached] = OrderedDict()

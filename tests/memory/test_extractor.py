@@ -92,7 +92,9 @@ def make_extractor(client: AsyncOpenAI, sleeps: Sleeps) -> Callable[..., MemoryE
     return make
 
 
-async def extract(extractor: MemoryExtractor, memory: MemoryFile | None = None, texts: tuple[str, ...] = ("hi",)) -> Any:
+async def extract(
+    extractor: MemoryExtractor, memory: MemoryFile | None = None, texts: tuple[str, ...] = ("hi",)
+) -> Any:
     turns = [user_turn(text, n) for n, text in enumerate(texts, 1)]
     return await extractor.extract(memory or MemoryFile(), turns, user_id=USER, now=NOW, label="1:111")
 
@@ -315,7 +317,8 @@ _COMPLETION = (
 
 
 def _fact_with_confidence(value: object) -> Response:
-    return json_reply(extraction_payload(facts=[{"content": "Likes tea", "category": "preference", "confidence": value}]))
+    fact = {"content": "Likes tea", "category": "preference", "confidence": value}
+    return json_reply(extraction_payload(facts=[fact]))
 
 
 BAD_ANSWERS: dict[str, Response] = {

@@ -88,7 +88,9 @@ FAULTS: dict[str, Fault] = {
     # permanent: a bad answer
     "truncated JSON": Fault("truncated JSON", (truncated(),), "failed"),
     "truncated JSON, cut early": Fault("truncated JSON", (truncated(keep=0.1),), "failed"),
-    "wrong shape: newFacts an object": Fault("valid JSON, wrong shape", (json_reply({"newFacts": {"a": 1}}),), "failed"),
+    "wrong shape: newFacts an object": Fault(
+        "valid JSON, wrong shape", (json_reply({"newFacts": {"a": 1}}),), "failed"
+    ),
     "wrong shape: facts not objects": Fault("valid JSON, wrong shape", (json_reply({"newFacts": [1, "x"]}),), "failed"),
     "wrong shape: a list": Fault("valid JSON, wrong shape", (json_reply([1, 2, 3]),), "failed"),
     "10 MB answer": Fault("10 MB answer", (huge(10_000_000),), "failed"),

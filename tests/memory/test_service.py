@@ -28,7 +28,16 @@ from bot.memory.pauses import PauseRegistry
 from bot.memory.selector import FactSelector
 from bot.memory.service import MAX_SAVE_REQUEUES, MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
-from tests.llm_server import ChatServer, RecordedRequest, Response, error, extraction, extraction_payload, json_reply, stall
+from tests.llm_server import (
+    ChatServer,
+    RecordedRequest,
+    Response,
+    error,
+    extraction,
+    extraction_payload,
+    json_reply,
+    stall,
+)
 from tests.llm_server import _Exchange as Exchange
 
 ALICE = 1001
@@ -237,6 +246,40 @@ async def test_forget_one_fact(engine: Engine, chat_server: ChatServer) -> None:
     assert engine.facts_on_disk(ALICE) == ["Has a cat named Miso"]
 
 
+class SlowJournal(Journal):
+    """A journal on a slow disk: appends take `delay` each, one at a time."""
+
+    def __init__(self, path: Path, delay: float) -> None:
+        super().__init__(path, durable=False)
+        self.delay = delay
+        self._disk = asyncio.Lock()
+
+    async def add(self, key: ConversationKey, turns: list[Turn]) -> None:
+        async with self._disk:
+            await asyncio.sleep(self.delay)  # simulated disk latency, not synchronisation
+            await super().add(key, turns)
+
+
+async def test_a_slow_journal_does_not_split_a_burst(tmp_path: Path, chat_server: ChatServer) -> None:
+    """Quiet time is measured on the user's pace: five messages arriving together are one extraction, even when
+    each journal append takes twice the debounce time."""
+    chat_server.responder = echo_facts
+    engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
+    engine.service.journal = SlowJournal(tmp_path / JOURNAL_NAME, delay=0.1)
+    engine.service.start()
+    key = ConversationKey(CHANNEL, ALICE)
+    burst = [turn(ALICE, f"message {n}") for n in range(5)]
+    try:
+        # like discord.py: one handler task per message, all arriving at once
+        await asyncio.gather(*(engine.service.remember(key, [t]) for t in burst))
+        await engine.settle()
+    finally:
+        await engine.aclose()
+    (request,) = chat_server.requests
+    assert new_texts(request) == [t.text for t in burst]
+    assert engine.journaled() == []
+
+
 # --- failures keep memory and turns -----------------------------------------------------------------------
 
 
@@ -381,7 +424,9 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
         await engine.aclose()
     (request,) = chat_server.requests
     assert new_texts(request) == ["I started a pottery class"]
-    assert engine.facts_on_disk(ALICE) == ["Said: I live in Lisbon", "Said: I like tea", "Said: I started a pottery class"]
+    assert engine.facts_on_disk(ALICE) == [
+        "Said: I live in Lisbon", "Said: I like tea", "Said: I started a pottery class"
+    ]
     assert engine.journaled() == []
 
 
@@ -466,7 +511,9 @@ class FaultyFsync:
         os.fsync(fd)
 
 
-async def _disk_fault_engine(tmp_path: Path, chat_server: ChatServer, failures: int) -> tuple[Engine, FaultyFsync, bytes]:
+async def _disk_fault_engine(
+    tmp_path: Path, chat_server: ChatServer, failures: int
+) -> tuple[Engine, FaultyFsync, bytes]:
     fsync = FaultyFsync(tmp_path / "memory" / f"{ALICE}.json", failures=0)
     engine = make_engine(tmp_path, chat_server.base_url, writer=AtomicWriter(fsync=fsync))
     engine.service.start()
