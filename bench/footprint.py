@@ -24,7 +24,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import Table, exit_code, header, parser
-from bench.footprint_rss import TARGET_MB, measure_baseline, offline_env, populate, proc_status_kb, wait_for_ready
+from bench.footprint_rss import (
+    TARGET_MB,
+    Warm,
+    measure_baseline,
+    measure_warm,
+    offline_env,
+    populate,
+    proc_status_kb,
+    wait_for_ready,
+)
 
 SNIPPETS = {
     "pass": "pass",
@@ -89,17 +98,12 @@ def run_bot(python: str, root: Path, data_dir: Path, idle: float) -> dict[str, o
     return result
 
 
-def all_users_active(python: str, workdir: Path, memory_dir: Path) -> tuple[int, float, float] | str | None:
-    """bench/footprint_rss.py's estimate of the extra memory when every user is active, when it offers one."""
+def all_users_active(python: str, workdir: Path, memory_dir: Path) -> Warm | str:
+    """bench/footprint_rss.py's estimate of the extra memory when every user is active."""
     try:
-        from bench.footprint_rss import measure_warm
-    except ImportError:
-        return None
-    try:
-        result: tuple[int, float, float] | str = measure_warm(python, workdir, memory_dir, None)
-    except Exception as error:  # another engineer's helper: report, do not fail the benchmark
+        return measure_warm(python, workdir, memory_dir, None)
+    except Exception as error:  # report, do not fail the benchmark
         return f"{type(error).__name__}: {error}"
-    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -145,13 +149,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"bare imports {baseline_mb:.1f} MB" if baseline_mb else "",
                     f"{rss - baseline_mb:+.1f} MB" if baseline_mb else "", f"< {TARGET_MB:.0f} MB", rss < TARGET_MB)
         startup.add("peak resident memory (VmHWM)", f"{hwm:.1f} MB")
-    if isinstance(warm, tuple) and isinstance(rss, float):
-        n_warm, cached_mb, indexed_mb = warm
-        startup.add(f"estimate with all {n_warm} users active (files cached + indexes)",
-                    f"{rss + cached_mb + indexed_mb:.1f} MB", f"idle {rss:.1f} MB",
-                    f"+{cached_mb:.1f} cache +{indexed_mb:.1f} indexes", "(not idle: no target)")
-        startup.note("all users active = bench/footprint_rss.py's estimate: every memory file parsed into the store's "
-                     "cache and a selector index fitted for each, measured in a separate engine-only process")
+    if isinstance(warm, Warm) and isinstance(rss, float):
+        active = rss + warm.cached_mb + warm.indexed_mb
+        startup.add(f"estimate with all {warm.users} users active (files cached + indexes)", f"{active:.1f} MB",
+                    f"idle {rss:.1f} MB", f"+{warm.cached_mb:.1f} cache +{warm.indexed_mb:.1f} indexes",
+                    "(not idle: no target)")
+        if warm.store_entries > 0 and warm.store_capacity > 0:
+            full = rss + warm.per_file_kb * warm.store_capacity / 1024 + warm.indexed_mb
+            startup.add(f"  store cache {warm.store_entries} of {warm.store_capacity} entries; full cache",
+                        f"{full:.1f} MB", f"{warm.per_file_kb:.0f} KB per cached file",
+                        f"selector indexes {warm.index_entries} of {warm.index_capacity}", "(extrapolated)")
+        startup.note("all users active = bench/footprint_rss.py's estimate: every memory file loaded through the store "
+                     "(default cache size) and a selector index fitted for each user (the selector keeps its default "
+                     "number), measured in a separate engine-only process; full cache = the same per-file cost "
+                     "times the store's cache capacity")
     elif isinstance(warm, str):
         startup.note(f"all-users-active estimate unavailable: {warm}")
     startup.add("exit status after SIGTERM", f"{status}", "", "", "0", status == 0, hard=True)

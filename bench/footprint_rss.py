@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -253,17 +254,41 @@ async def main():
         memory, revision = await store.load_with_revision(uid)
         selector.index_for(uid, revision, memory.facts)
     indexed = rss_mb()
-    print(f"{len(ids)} {before:.1f} {cached:.1f} {indexed:.1f}")
+    held = (len(getattr(store, "_cache", ())), getattr(store, "_cache_size", -1),
+            len(getattr(selector, "_cache", ())), getattr(selector, "_cache_size", -1))
+    print(f"{len(ids)} {before:.1f} {cached:.1f} {indexed:.1f}", *held)
 
 asyncio.run(main())
 """
 
 
-def measure_warm(python: str, workdir: Path, memory_dir: Path, pycache: Path | None) -> tuple[int, float, float] | str:
+@dataclass(frozen=True, slots=True)
+class Warm:
+    """Extra RSS with every user active, and what the engine's two caches hold at that point."""
+
+    users: int
+    cached_mb: float  # every memory file loaded once: the store's parsed-file cache
+    indexed_mb: float  # then a selector index fitted for every user
+    store_entries: int  # files the store's cache holds afterwards (of store_capacity; -1: unknown)
+    store_capacity: int
+    index_entries: int  # indexes the selector's cache holds afterwards (of index_capacity)
+    index_capacity: int
+
+    @property
+    def per_file_kb(self) -> float:
+        return 1024 * self.cached_mb / self.store_entries if self.store_entries > 0 else float("nan")
+
+    @property
+    def per_index_kb(self) -> float:
+        return 1024 * self.indexed_mb / self.index_entries if self.index_entries > 0 else float("nan")
+
+
+def measure_warm(python: str, workdir: Path, memory_dir: Path, pycache: Path | None) -> Warm | str:
     """Extra RSS when every user is active: all memory files in the store's cache, plus the selector's indexes.
 
-    Runs the memory engine alone (no Discord) in a fresh process; uses the engine's internal API, so it reports
-    why when that API has changed instead of failing the whole benchmark.
+    Runs the memory engine alone (no Discord) in a fresh process, with the store and selector built with their
+    default cache sizes, as `bot.app` builds them; uses the engine's internal API, so it reports why when that
+    API has changed instead of failing the whole benchmark.
     """
     result = subprocess.run(
         [python, "-c", WARM_SCRIPT, str(memory_dir)],
@@ -276,8 +301,10 @@ def measure_warm(python: str, workdir: Path, memory_dir: Path, pycache: Path | N
     )
     if result.returncode != 0:
         return (result.stderr.strip().splitlines() or ["no output"])[-1]
-    users, before, cached, indexed = result.stdout.split()
-    return int(users), float(cached) - float(before), float(indexed) - float(cached)
+    users, before, cached, indexed, *held = result.stdout.split()
+    store_entries, store_capacity, index_entries, index_capacity = (int(x) for x in held)
+    return Warm(int(users), float(cached) - float(before), float(indexed) - float(cached),
+                store_entries, store_capacity, index_entries, index_capacity)
 
 
 def main() -> int:
@@ -368,15 +395,15 @@ def main() -> int:
     print(f"{'target':<34} {f'< {TARGET_MB:.0f} MB':>12}  {verdict}")
     print(f"{'bot exit status after SIGTERM':<34} {status!s:>12}")
     print(f"{'shutdown time':<34} {stop_s:>10.2f} s")
-    if isinstance(warm, tuple):
-        users, cached_mb, indexed_mb = warm
-        print(f"{f'+ store cache, {users} users [2]':<34} {cached_mb:>9.1f} MB")
-        print(f"{'+ selector indexes [2]':<34} {indexed_mb:>9.1f} MB")
-        print(f"{'= bot RSS, every user active':<34} {rss_mb + cached_mb + indexed_mb:>9.1f} MB")
+    if isinstance(warm, Warm):
+        store_label = f"+ store cache, {warm.store_entries}/{warm.store_capacity} files [2]"
+        print(f"{store_label:<34} {warm.cached_mb:>9.1f} MB")
+        print(f"{f'+ selector indexes, {warm.index_entries}/{warm.index_capacity} [2]':<34} {warm.indexed_mb:>9.1f} MB")
+        print(f"{'= bot RSS, every user active':<34} {rss_mb + warm.cached_mb + warm.indexed_mb:>9.1f} MB")
     elif warm is not None:
         print(f"warm estimate unavailable: {warm}")
     print('\n[1] python -c "import discord, openai, sklearn", idle')
-    if isinstance(warm, tuple):
+    if isinstance(warm, Warm):
         print("[2] measured in a separate process running the memory engine alone over the same files")
     if status != 0:
         print("\nbot output (last 40 lines):")
