@@ -155,14 +155,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"idle {rss:.1f} MB", f"+{warm.cached_mb:.1f} cache +{warm.indexed_mb:.1f} indexes",
                     "(not idle: no target)")
         if warm.store_entries > 0 and warm.store_capacity > 0:
-            full = rss + warm.per_file_kb * warm.store_capacity / 1024 + warm.indexed_mb
-            startup.add(f"  store cache {warm.store_entries} of {warm.store_capacity} entries; full cache",
+            indexes = warm.indexed_mb * max(1.0, warm.index_capacity / max(warm.index_entries, 1))
+            full = rss + warm.per_file_kb * warm.store_capacity / 1024 + indexes
+            startup.add(f"  store cache held {warm.store_entries} of {warm.store_capacity} files, selector "
+                        f"{warm.index_entries} of {warm.index_capacity} indexes; both full",
                         f"{full:.1f} MB", f"{warm.per_file_kb:.0f} KB per cached file",
-                        f"selector indexes {warm.index_entries} of {warm.index_capacity}", "(extrapolated)")
+                        f"+{indexes:.1f} indexes", "(extrapolated)")
         startup.note("all users active = bench/footprint_rss.py's estimate: every memory file loaded through the store "
                      "(default cache size) and a selector index fitted for each user (the selector keeps its default "
-                     "number), measured in a separate engine-only process; full cache = the same per-file cost "
-                     "times the store's cache capacity")
+                     "number), measured in a separate engine-only process; both full = the same per-file and "
+                     "per-index costs times the two caches' capacities (30 +/- 5 facts per user)")
     elif isinstance(warm, str):
         startup.note(f"all-users-active estimate unavailable: {warm}")
     startup.add("exit status after SIGTERM", f"{status}", "", "", "0", status == 0, hard=True)

@@ -90,8 +90,13 @@ class MemoryBot(commands.Bot):
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def close(self) -> None:
+        """Stop the heartbeat and mark it disconnected, so the health check never reports a stopped bot healthy."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
+        try:
+            await write_heartbeat(self.resources.settings.data_dir, connected=False, latency_ms=None, guilds=0)
+        except OSError:
+            log.warning("could not mark the heartbeat disconnected", exc_info=True)
         await super().close()

@@ -10,6 +10,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,26 +30,42 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path / "cwd"
 
 
-def console(workdir: Path, server: ChatServer, *args: str) -> subprocess.Popen[str]:
-    env = clean_env(OPENAI_BASE_URL=server.base_url, DATA_DIR=str(workdir / "data"), CHAT_MODEL="chat-model")
-    return subprocess.Popen(
-        [sys.executable, "-m", "bot", "console", "--user-id", str(USER), *args],
-        cwd=workdir,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+Console = Callable[..., "subprocess.Popen[str]"]
+
+
+@pytest.fixture
+def console(workdir: Path, chat_server: ChatServer) -> Iterator[Console]:
+    """Starts `python -m bot console --user-id 42 [args]`; none outlives its test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        env = clean_env(OPENAI_BASE_URL=chat_server.base_url, DATA_DIR=str(workdir / "data"), CHAT_MODEL="chat-model")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "console", "--user-id", str(USER), *args],
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
 
 
 def script(server: ChatServer) -> None:
     server.enqueue(reply(REPLY), extraction(work="Backend developer", facts=[(FACT, "knowledge")]))
 
 
-def test_chat_flush_show_quit(workdir: Path, chat_server: ChatServer) -> None:
+def test_chat_flush_show_quit(workdir: Path, chat_server: ChatServer, console: Console) -> None:
     script(chat_server)
-    process = console(workdir, chat_server, "--name", "Ana")
+    process = console("--name", "Ana")
     out, err = process.communicate(f"{MESSAGE}\n/flush\n/show\n/quit\n", timeout=60)
     assert process.returncode == 0, err
     assert f"bot> {REPLY}" in out
@@ -65,9 +82,11 @@ def test_chat_flush_show_quit(workdir: Path, chat_server: ChatServer) -> None:
     assert MESSAGE in json.dumps(extract["body"]["messages"])
 
 
-def test_memory_is_used_in_the_next_session_and_end_of_input_saves(workdir: Path, chat_server: ChatServer) -> None:
+def test_memory_is_used_in_the_next_session_and_end_of_input_saves(
+    workdir: Path, chat_server: ChatServer, console: Console
+) -> None:
     script(chat_server)
-    first = console(workdir, chat_server)
+    first = console()
     first.communicate(f"{MESSAGE}\n/quit\n", timeout=60)  # /quit saves what is pending
     assert first.returncode == 0
     assert facts_of(workdir / "data", USER) == [FACT]
@@ -78,7 +97,7 @@ def test_memory_is_used_in_the_next_session_and_end_of_input_saves(workdir: Path
         reply("Sure."),
         extraction(facts=[("Prefers short answers", "preference")]),
     )
-    second = console(workdir, chat_server)
+    second = console()
     out, err = second.communicate("Which language next?\nKeep it short, I prefer short answers.\n", timeout=60)
     assert second.returncode == 0, err  # ended by end of input (Ctrl-D), which saves too
     assert "(the model could not answer: BadRequestError" in out, "an LLM error is reported and the chat goes on"
@@ -88,10 +107,12 @@ def test_memory_is_used_in_the_next_session_and_end_of_input_saves(workdir: Path
     assert facts_of(workdir / "data", USER) == [FACT, "Prefers short answers"]
 
 
-def test_ctrl_c_with_input_still_open_saves_and_exits(workdir: Path, chat_server: ChatServer) -> None:
+def test_ctrl_c_with_input_still_open_saves_and_exits(
+    workdir: Path, chat_server: ChatServer, console: Console
+) -> None:
     """A read blocked on the terminal must not keep the process alive after Ctrl-C."""
     script(chat_server)
-    process = console(workdir, chat_server)
+    process = console()
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(MESSAGE + "\n")
     process.stdin.flush()

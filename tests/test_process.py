@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -198,11 +198,37 @@ class BotProcess:
             texts.append(handle.read())
         return "\n".join(texts)
 
+    def close(self) -> None:
+        """Kill the process if a failed test left it running; close the output files."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        for handle in self.files:
+            handle.close()
+
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     (tmp_path / "cwd").mkdir()
     return tmp_path / "cwd"
+
+
+Spawn = Callable[[Path, dict[str, str]], "BotProcess"]
+
+
+@pytest.fixture
+def spawn(workdir: Path) -> Iterator[Spawn]:
+    """Starts bots in `workdir`; none outlives its test, whatever the test did."""
+    started: list[BotProcess] = []
+
+    def start(data_dir: Path, env: dict[str, str]) -> BotProcess:
+        bot = BotProcess(workdir, data_dir, env)
+        started.append(bot)
+        return bot.start()
+
+    yield start
+    for bot in started:
+        bot.close()
 
 
 def standin_env(data_dir: Path, base_url: str, **settings: str) -> dict[str, str]:
@@ -255,11 +281,13 @@ def test_unusable_data_dir_exits_2_with_one_line(workdir: Path, layout: str) -> 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_flushes_the_pending_update_to_disk(workdir: Path, signum: int) -> None:
+def test_signal_flushes_the_pending_update_to_disk(
+    workdir: Path, spawn: Spawn, signum: int
+) -> None:
     data_dir = workdir / "data"
     journal_turns(data_dir, [ALICE])
     with llm_server(workdir, [extraction(work=FACT, facts=[(FACT, "knowledge")])]) as server:
-        bot = BotProcess(workdir, data_dir, standin_env(data_dir, server.base_url)).start()
+        bot = spawn(data_dir, standin_env(data_dir, server.base_url))
         bot.wait_ready()
         assert facts_of(data_dir, ALICE) == []  # nothing was saved before the signal: debounce is 10 minutes
         elapsed = bot.stop(signum)
@@ -274,7 +302,9 @@ def test_signal_flushes_the_pending_update_to_disk(workdir: Path, signum: int) -
     print(f"\n{signal.Signals(signum).name}: flushed 1 batch and exited in {elapsed:.2f}s")
 
 
-def test_a_stalled_llm_cannot_hold_shutdown_and_the_turn_stays_journaled(workdir: Path) -> None:
+def test_a_stalled_llm_cannot_hold_shutdown_and_the_turn_stays_journaled(
+    workdir: Path, spawn: Spawn
+) -> None:
     data_dir = workdir / "data"
     journal_turns(data_dir, [ALICE])
     memory_file = data_dir / "memory" / f"{ALICE}.json"
@@ -285,7 +315,7 @@ def test_a_stalled_llm_cannot_hold_shutdown_and_the_turn_stays_journaled(workdir
     timeout = 3.0
     with llm_server(workdir, [stall(30)]) as server:
         env = standin_env(data_dir, server.base_url, SHUTDOWN_TIMEOUT_SECONDS=str(timeout))
-        bot = BotProcess(workdir, data_dir, env).start()
+        bot = spawn(data_dir, env)
         bot.wait_ready()
         elapsed = bot.stop(signal.SIGTERM)
     output = bot.output()
@@ -298,7 +328,9 @@ def test_a_stalled_llm_cannot_hold_shutdown_and_the_turn_stays_journaled(workdir
     print(f"\nstalled LLM: exited in {elapsed:.2f}s with SHUTDOWN_TIMEOUT_SECONDS={timeout}")
 
 
-def test_secrets_never_appear_in_any_output_under_debug(workdir: Path) -> None:
+def test_secrets_never_appear_in_any_output_under_debug(
+    workdir: Path, spawn: Spawn
+) -> None:
     """Known token and key values through start, a permanent failure, a retried failure and shutdown."""
     data_dir = workdir / "data"
     bob = ALICE + 1
@@ -319,7 +351,7 @@ def test_secrets_never_appear_in_any_output_under_debug(workdir: Path) -> None:
             MEMORY_EXTRACTION_RETRIES="1",
             MEMORY_RETRY_BASE_SECONDS="0",
         )
-        bot = BotProcess(workdir, data_dir, env).start()
+        bot = spawn(data_dir, env)
         bot.wait_ready()
         bot.stop(signal.SIGTERM)
     output = bot.output()
@@ -333,14 +365,16 @@ def test_secrets_never_appear_in_any_output_under_debug(workdir: Path) -> None:
     assert pending_users(data_dir) == [ALICE], "the given-up batch stays journaled"
 
 
-def test_two_hundred_pending_batches_are_all_flushed_within_the_grace(workdir: Path) -> None:
+def test_two_hundred_pending_batches_are_all_flushed_within_the_grace(
+    workdir: Path, spawn: Spawn
+) -> None:
     data_dir = workdir / "data"
     users = [ALICE + n for n in range(200)]
     journal_turns(data_dir, users)
     grace = 20.0
     with llm_server(workdir, [extraction(facts=[(FACT, "knowledge")])] * len(users)) as server:
         env = standin_env(data_dir, server.base_url, SHUTDOWN_TIMEOUT_SECONDS=str(grace))
-        bot = BotProcess(workdir, data_dir, env).start()
+        bot = spawn(data_dir, env)
         bot.wait_ready()
         elapsed = bot.stop(signal.SIGTERM)
     output = bot.output()
@@ -353,7 +387,9 @@ def test_two_hundred_pending_batches_are_all_flushed_within_the_grace(workdir: P
     print(f"\n200 pending batches: flushed and exited in {elapsed:.2f}s (grace {grace:.0f}s)")
 
 
-def test_when_the_grace_runs_out_the_rest_stays_journaled(workdir: Path) -> None:
+def test_when_the_grace_runs_out_the_rest_stays_journaled(
+    workdir: Path, spawn: Spawn
+) -> None:
     """Half the answers come at once, the rest stall: nothing is lost, what did not finish is journaled."""
     data_dir = workdir / "data"
     users = [ALICE + n for n in range(200)]
@@ -362,7 +398,7 @@ def test_when_the_grace_runs_out_the_rest_stays_journaled(workdir: Path) -> None
     script = [extraction(facts=[(FACT, "knowledge")])] * 100 + [stall(60)] * 100
     with llm_server(workdir, script) as server:
         env = standin_env(data_dir, server.base_url, SHUTDOWN_TIMEOUT_SECONDS=str(grace))
-        bot = BotProcess(workdir, data_dir, env).start()
+        bot = spawn(data_dir, env)
         bot.wait_ready()
         elapsed = bot.stop(signal.SIGTERM)
     output = bot.output()

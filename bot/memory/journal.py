@@ -190,7 +190,7 @@ class Journal:
         data = b"".join(self._encode(record) for record in records)
         try:
             await asyncio.to_thread(self._append_sync, data)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 (every waiter must hear of any failure, or it waits forever)
             self._tail_clean = False  # part of `data` may have reached the file
             for _, waiter in batch:
                 if not waiter.done():

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import NDArray
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
