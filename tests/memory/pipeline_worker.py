@@ -39,7 +39,7 @@ async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
         selector=FactSelector(),
         journal=Journal(data_dir / "pending.jsonl"),
         pauses=PauseRegistry(data_dir / "paused.json"),
-        policy=MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5),
+        policy=MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5, max_facts=100_000),
     )
     service.start()
     for seq in range(first, first + count):
