@@ -2,7 +2,7 @@
 
 - The seed's way (`select_relevant_facts`): the design note `seeds/000_ae121e99512bfe4a.txt`, section 3.6
   (DeerFlow's documented fact selection), re-implemented exactly.
-- The previous engine (`TfidfCosineIndex`, `TfidfCosineSelector`): `bot.memory.selector.FactIndex` as it was before
+- The previous engine (`TfidfCosineIndex`, `tfidf_cosine_selector`): `bot.memory.selector.FactIndex` as it was before
   the BM25 change, kept as an ablation baseline: sklearn's `TfidfVectorizer(analyzer=analyze, sublinear_tf=True,
   norm="l2")` fitted on the facts once per memory revision, the query vectorised with `transform`, cosine by one
   sparse product, `0.6 * cosine + 0.4 * confidence`, ties newest first. Same tokens for CJK and English as the
@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bot.memory.models import Fact
-from bot.memory.selector import CONFIDENCE_WEIGHT, SIMILARITY_WEIGHT, FactSelector, analyze, build_query
+from bot.memory.selector import FactSelector, analyze, rank
 
 # --- the seed's way -------------------------------------------------------------------------------------------
 
@@ -97,51 +96,18 @@ class TfidfCosineIndex:
         return result
 
     def top(self, query: str, top_k: int) -> list[Fact]:
-        """The `top_k` facts by `0.6 * cosine + 0.4 * confidence`, best first (ties: newer facts first)."""
-        if top_k <= 0 or not self.facts:
-            return []
-        scores = SIMILARITY_WEIGHT * self.similarities(query) + CONFIDENCE_WEIGHT * self.confidence
-        order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
-        return [self.facts[i] for i in order.tolist()]
+        """The `top_k` facts by `0.6 * cosine + 0.4 * confidence`, ranked exactly as the engine ranks."""
+        return rank(self.facts, self.similarities(query), self.confidence, top_k)
 
 
-class TfidfCosineSelector(FactSelector):
-    """`FactSelector`'s interface and per-user, per-revision caching, building `TfidfCosineIndex`.
+def tfidf_cosine_selector(
+    *, top_k: int = 15, cache_size: int = 512, analyzer: Callable[[str], list[str]] = analyze
+) -> FactSelector:
+    """The engine's `FactSelector` (same per-user, per-revision cache) building `TfidfCosineIndex`.
 
     `analyzer` defaults to the engine's `analyze` (the previous engine); passing `bot.memory.selector.index_terms`
     gives today's terms with the previous scoring (an ablation: how much comes from the terms alone).
     """
-
-    def __init__(self, *, top_k: int = 15, cache_size: int = 512, analyzer: Callable[[str], list[str]] = analyze):
-        super().__init__(top_k=top_k, cache_size=cache_size)
-        self._analyzer = analyzer
-        self._indexes: OrderedDict[str, tuple[int, TfidfCosineIndex]] = OrderedDict()
-        self._size = cache_size
-
-    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> TfidfCosineIndex:  # type: ignore[override]
-        cached = self._indexes.get(user_key)
-        if cached is not None and cached[0] == revision:
-            self._indexes.move_to_end(user_key)
-            return cached[1]
-        index = TfidfCosineIndex.build(facts, self._analyzer)
-        self._indexes[user_key] = (revision, index)
-        self._indexes.move_to_end(user_key)
-        while len(self._indexes) > self._size:
-            self._indexes.popitem(last=False)
-        return index
-
-    def select(
-        self,
-        user_key: str,
-        revision: int,
-        facts: Sequence[Fact],
-        recent_texts: Sequence[str],
-        top_k: int | None = None,
-    ) -> list[Fact]:
-        if not facts:
-            return []
-        index = self.index_for(user_key, revision, facts)
-        return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
-
-    def forget(self, user_key: str) -> None:
-        self._indexes.pop(user_key, None)
+    return FactSelector(
+        top_k=top_k, cache_size=cache_size, build=lambda facts: TfidfCosineIndex.build(facts, analyzer)
+    )

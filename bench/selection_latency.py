@@ -20,7 +20,7 @@ import itertools
 import sys
 from collections.abc import Callable, Sequence
 
-from bench.baselines import TfidfCosineIndex, TfidfCosineSelector, fact_dicts, select_relevant_facts
+from bench.baselines import TfidfCosineIndex, fact_dicts, select_relevant_facts, tfidf_cosine_selector
 from bench.common import (
     Table,
     dialogues,
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         facts = make_facts(n, seed=n)
         dicts = fact_dicts(facts)
         ours_sel = FactSelector(top_k=15)
-        prev_sel = TfidfCosineSelector(top_k=15)
+        prev_sel = tfidf_cosine_selector(top_k=15)
         for selector in (ours_sel, prev_sel):
             selector.select("u", 1, facts, windows[0])  # fit (warm cache)
         seed_reps = max(5, min(reps // 2, int(40_000 / n)))

@@ -11,7 +11,7 @@ Methods, all in the same run:
 - random: 15 facts drawn uniformly (seeded), averaged over 20 draws;
 - seed: the seed's way (bench.baselines.select_relevant_facts: sklearn's default word TfidfVectorizer fitted on
   facts + query, cosine, 0.6 * sim + 0.4 * conf, top 15);
-- TF-IDF cosine (previous engine): bench.baselines.TfidfCosineSelector, the engine's index before the BM25 change
+- TF-IDF cosine (previous engine): bench.baselines.tfidf_cosine_selector, the engine's index before the BM25 change
   (TfidfVectorizer over `analyze`, sublinear tf, l2, cosine), as an ablation baseline;
 - ours: the engine (bot.memory.selector.FactSelector.select, fitted once per conversation).
 Diagnostic: the engine's terms (`index_terms`) with the previous cosine scoring, to separate the two changes.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import cjk_set
-from bench.baselines import TfidfCosineSelector, select_relevant_facts
+from bench.baselines import select_relevant_facts, tfidf_cosine_selector
 from bench.common import DEFAULT_LOCOMO, Table, exit_code, grid, header, parser
 from bot.memory import selector as engine
 from bot.memory.models import Fact
@@ -236,11 +236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = {
             "random": score_random(convs),
             "seed": score(convs, seed_method()),
-            "previous": score(convs, selector_method(TfidfCosineSelector(top_k=TOP_K))),
+            "previous": score(convs, selector_method(tfidf_cosine_selector(top_k=TOP_K))),
             "ours": score(convs, selector_method(FactSelector(top_k=TOP_K))),
         }
         if diagnostic:
-            out["terms+cosine"] = score(convs, selector_method(TfidfCosineSelector(top_k=TOP_K, analyzer=index_terms)))
+            out["terms+cosine"] = score(convs, selector_method(tfidf_cosine_selector(top_k=TOP_K, analyzer=index_terms)))
         return out
 
     methods = methods_for(conversations, diagnostic=True)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -200,13 +201,30 @@ class FactIndex:
 
     def top(self, query: str, top_k: int) -> list[Fact]:
         """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first)."""
-        if top_k <= 0 or not self.facts:
-            return []
-        scores = SIMILARITY_WEIGHT * self.similarities(query) + CONFIDENCE_WEIGHT * self.confidence
-        # One full sort (a user has at most a few hundred facts): by score, ties broken by position, newest first.
-        # A partial selection (argpartition) would pick arbitrarily among facts tied at the cut-off.
-        order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
-        return [self.facts[i] for i in order.tolist()]
+        return rank(self.facts, self.similarities(query), self.confidence, top_k)
+
+
+def rank(
+    facts: Sequence[Fact], similarity: NDArray[np.float64], confidence: NDArray[np.float64], top_k: int
+) -> list[Fact]:
+    """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first, ties broken newest first.
+
+    One full sort (a user has at most a few hundred facts): a partial selection (argpartition) would pick
+    arbitrarily among facts tied at the cut-off.
+    """
+    if top_k <= 0 or not facts:
+        return []
+    scores = SIMILARITY_WEIGHT * similarity + CONFIDENCE_WEIGHT * confidence
+    order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
+    return [facts[i] for i in order.tolist()]
+
+
+class RankedIndex(Protocol):
+    """What the selector caches per user and revision: `FactIndex`, or a baseline in the benchmarks."""
+
+    facts: tuple[Fact, ...]
+
+    def top(self, query: str, top_k: int) -> list[Fact]: ...
 
 
 def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:
@@ -215,19 +233,29 @@ def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:
 
 
 class FactSelector:
-    """Caches one `FactIndex` per user and memory revision (fit once, transform per reply)."""
+    """Caches one index per user and memory revision (fit once, look up per reply).
 
-    def __init__(self, *, top_k: int = 15, cache_size: int = 512) -> None:
+    `build` makes the index of one revision's facts: `FactIndex.build`, or a baseline's builder in benchmarks.
+    """
+
+    def __init__(
+        self,
+        *,
+        top_k: int = 15,
+        cache_size: int = 512,
+        build: Callable[[Sequence[Fact]], RankedIndex] = FactIndex.build,
+    ) -> None:
         self.top_k = top_k
-        self._cache: OrderedDict[str, tuple[int, FactIndex]] = OrderedDict()
+        self._build = build
+        self._cache: OrderedDict[str, tuple[int, RankedIndex]] = OrderedDict()
         self._cache_size = cache_size
 
-    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> FactIndex:
+    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> RankedIndex:
         cached = self._cache.get(user_key)
         if cached is not None and cached[0] == revision:
             self._cache.move_to_end(user_key)
             return cached[1]
-        index = FactIndex.build(facts)
+        index = self._build(facts)
         self._cache[user_key] = (revision, index)
         self._cache.move_to_end(user_key)
         while len(self._cache) > self._cache_size:
