@@ -5,7 +5,6 @@ any other exception)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from tests.llm_server import (
     stall,
     truncated,
 )
+from tests.memory.test_service import Sleeps
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 USER = 111
@@ -57,17 +57,6 @@ def payload_of(request: RecordedRequest) -> dict[str, Any]:
     """The JSON data the extractor sent in its user message."""
     content = request["body"]["messages"][1]["content"]
     return json.loads(content[content.index("{") :])
-
-
-class Sleeps:
-    """A fast `sleep` for the extractor's backoff: records each delay instead of waiting."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        await asyncio.sleep(0)
 
 
 @pytest.fixture

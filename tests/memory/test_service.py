@@ -77,6 +77,8 @@ def echo_facts(body: dict[str, Any]) -> Response:
 
 
 class Sleeps:
+    """A fast `sleep` for the extractor's backoff: records each delay instead of waiting."""
+
     def __init__(self) -> None:
         self.delays: list[float] = []
 
