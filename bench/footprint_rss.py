@@ -233,8 +233,11 @@ def wait_for_ready(proc: subprocess.Popen[bytes], heartbeat: Path, timeout: floa
 WARM_SCRIPT = """
 import asyncio, os, sys
 from pathlib import Path
+from bot.config import Settings
 from bot.memory.selector import FactSelector
 from bot.memory.store import MemoryStore
+
+CACHE_USERS = Settings.model_fields["memory_cache_users"].default  # the bot's default MEMORY_CACHE_USERS
 
 def rss_mb():
     for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
@@ -244,7 +247,8 @@ def rss_mb():
 
 async def main():
     folder = Path(sys.argv[1])
-    store, selector = MemoryStore(folder), FactSelector()
+    store = MemoryStore(folder, cache_size=CACHE_USERS)
+    selector = FactSelector(cache_size=CACHE_USERS)
     ids = sorted(p.stem for p in folder.glob("*.json"))
     before = rss_mb()
     for uid in ids:

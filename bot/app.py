@@ -58,9 +58,9 @@ def build_resources(settings: Settings) -> Resources:
         retry_base_seconds=settings.memory_retry_base_seconds,
     )
     memory = MemoryService(
-        store=MemoryStore(settings.memory_dir),
+        store=MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users),
         extractor=extractor,
-        selector=FactSelector(top_k=settings.memory_top_k),
+        selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
         journal=Journal(settings.data_dir / JOURNAL_NAME),
         pauses=PauseRegistry(settings.data_dir / "paused.json"),
         policy=policy_from(settings),

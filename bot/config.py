@@ -69,6 +69,7 @@ class Settings(BaseSettings):
     memory_token_budget: int = Field(default=1000, ge=50)
     memory_max_turn_chars: int = Field(default=2000, ge=200)
     memory_max_concurrent_extractions: int = Field(default=4, ge=1)
+    memory_cache_users: int = Field(default=256, ge=1)
     memory_extraction_retries: int = Field(default=4, ge=0)
     memory_retry_base_seconds: float = Field(default=2.0, ge=0)
 
