@@ -27,7 +27,7 @@ from bot.memory.store import MemoryStore
 log = logging.getLogger(__name__)
 
 APPLIED_IDS_KEPT = 500
-MAX_SAVE_REQUEUES = 3
+MAX_REQUEUES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +130,8 @@ class MemoryService:
         Returns once the turns are in the journal (on disk), so an acknowledged turn survives a crash. They enter
         the debouncer first, on arrival: the quiet time is measured on the user's pace, not on how long the
         journal took, so a busy disk cannot split one burst into many extractions. Their "done" record waits for
-        this append (`_mark_done`), so it can never land before it. If the append fails the error propagates and
-        the turns are still learned, just not crash-safe.
+        this append (`_mark_done`), so it can never land before it. If the append fails (disk full) the turns are
+        still learned, just not crash-safe, and a WARNING says so.
         """
         if not turns:
             return False
@@ -143,7 +143,13 @@ class MemoryService:
         else:
             log.info("turns for %s arrived during shutdown; journaled for the next start", key.label())
         if self.journal is not None:
-            await self._journal_turns(key, list(turns))
+            try:
+                await self._journal_turns(key, list(turns))
+            except OSError as error:
+                log.warning(
+                    "journal append for %s failed (%s): %d turns will be learned but would not survive a crash",
+                    key.label(), error.strerror or type(error).__name__, len(turns),
+                )
         return True
 
     async def _journal_turns(self, key: ConversationKey, turns: list[Turn]) -> None:
@@ -182,11 +188,10 @@ class MemoryService:
                     memory, fresh, user_id=key.user_id, now=self._clock(), label=key.label()
                 )
             except ExtractionFailed as error:
-                self.stats.batches_failed += 1
-                log.error(
-                    "memory update for %s given up (%s); %d turns kept in the journal for the next start",
-                    key.label(), error.reason, len(turns),
-                )
+                if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
+                    self._requeue(key, turns, error.reason)
+                else:
+                    self._give_up(key, turns, error.reason)
                 return
             try:
                 async with self.store.edit(key.user_id) as draft:
@@ -207,8 +212,8 @@ class MemoryService:
             except _Forgotten:
                 log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
                 return
-            except OSError as error:
-                self._requeue_after_save_error(key, turns, error)
+            except OSError as error:  # disk full, I/O error: the old file is intact
+                self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
                 return
             self.stats.batches_saved += 1
             self._save_requeues.pop(_requeue_marker(key, turns), None)
@@ -220,24 +225,27 @@ class MemoryService:
             )
             await self._mark_done(key, ids)
 
-    def _requeue_after_save_error(self, key: ConversationKey, turns: list[Turn], error: OSError) -> None:
-        """A failed write (disk full, I/O error) left the old file intact; try the batch again later."""
+    def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
+        """A transient failure (the LLM endpoint down, the disk full) changed nothing; try the batch again after
+        another quiet period, a few times, before giving up. Its turns stay journaled throughout."""
         marker = _requeue_marker(key, turns)
         attempts = self._save_requeues.get(marker, 0) + 1
-        if attempts > MAX_SAVE_REQUEUES or not self.accepting:
-            self._save_requeues.pop(marker, None)
-            self.stats.batches_failed += 1
-            log.error(
-                "memory update for %s could not be saved (%s); %d turns kept in the journal",
-                key.label(), error.strerror or type(error).__name__, len(turns),
-            )
+        if attempts > MAX_REQUEUES or not self.accepting:
+            self._give_up(key, turns, reason)
             return
         self._save_requeues[marker] = attempts
         log.warning(
-            "memory update for %s could not be saved (%s); retrying later (%d/%d)",
-            key.label(), error.strerror or type(error).__name__, attempts, MAX_SAVE_REQUEUES,
+            "memory update for %s failed (%s); trying again later (%d/%d)", key.label(), reason, attempts, MAX_REQUEUES
         )
         self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
+
+    def _give_up(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
+        self._save_requeues.pop(_requeue_marker(key, turns), None)
+        self.stats.batches_failed += 1
+        log.error(
+            "memory update for %s given up (%s); %d turns kept in the journal for the next start",
+            key.label(), reason, len(turns),
+        )
 
     async def _mark_done(self, key: ConversationKey, turn_ids: list[str]) -> None:
         """Record the turns as done in the journal, after their own records (which may still be on the way)."""
@@ -282,6 +290,7 @@ class MemoryService:
         return existed
 
     async def set_paused(self, user_id: int, paused: bool) -> bool:
+        """Pause or resume learning; pausing also drops what was waiting to be learned from the user."""
         changed = await self.pauses.set_paused(user_id, paused)
         if paused:
             self.debouncer.cancel_user(user_id)

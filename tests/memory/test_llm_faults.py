@@ -17,6 +17,7 @@ from typing import Literal
 import pytest
 
 from bot.memory.models import ConversationKey, Fact, MemoryFile
+from bot.memory.service import MAX_REQUEUES
 from tests.llm_server import (
     ChatServer,
     Response,
@@ -78,12 +79,13 @@ FAULTS: dict[str, Fault] = {
     "stall past the timeout": Fault("stall past client timeout", (stall(30),)),
     "dropped connection": Fault("dropped connection", (drop(),)),
     "connection refused, then back": Fault("connection refused", refused=1),
-    # transient until the retries run out
-    "500 every time": Fault("HTTP 500", (error(500),) * (RETRIES + 1), "failed", transient=True),
-    "429 every time": Fault(
-        "HTTP 429 + Retry-After", (error(429, retry_after=1),) * (RETRIES + 1), "failed", transient=True
+    # transient past the extractor's retries: the batch is re-queued after another quiet period, then applied
+    "500 past the retries": Fault("HTTP 500", (error(500),) * (RETRIES + 1), transient=True),
+    "429 past the retries": Fault(
+        "HTTP 429 + Retry-After", (error(429, retry_after=1),) * (RETRIES + 1), transient=True
     ),
-    "stall every time": Fault("stall past client timeout", (stall(30),) * (RETRIES + 1), "failed", transient=True),
+    "stall past the retries": Fault("stall past client timeout", (stall(30),) * (RETRIES + 1), transient=True),
+    # transient for good: re-queued a bounded number of times, then given up with one ERROR, still journaled
     "connection refused for good": Fault("connection refused", refused=-1, outcome="failed", transient=True),
     # permanent: a bad answer
     "truncated JSON": Fault("truncated JSON", (truncated(),), "failed"),
@@ -176,7 +178,8 @@ async def test_llm_fault(
         if refused_server is not None:
             refused_server.stop()
 
-    attempts = len(sleeps.delays) + 1
+    rounds = 1 + sum("trying again later" in record.getMessage() for record in caplog.records)  # re-queued rounds
+    attempts = len(sleeps.delays) + rounds  # each round: one try plus one per backoff sleep
     if fault.refused:
         INJECTED[fault.kind] += attempts - len(target.requests)  # attempts that found nothing listening
     else:
@@ -189,7 +192,9 @@ async def test_llm_fault(
         assert len(errors) == 1, [record.getMessage() for record in errors]
         assert engine.file(ALICE).read_bytes() == before
         assert engine.journaled() == texts
-        assert attempts == (RETRIES + 1 if fault.transient else 1)  # bounded: never retried forever
+        # bounded, never retried forever: a transient fault gets the extractor's retries in each of a few rounds
+        assert rounds == (MAX_REQUEUES + 1 if fault.transient else 1)
+        assert attempts == rounds * (RETRIES + 1 if fault.transient else 1)
     else:
         assert errors == []
         assert engine.journaled() == []
