@@ -1,15 +1,15 @@
 """The memory engine's front door: what the chat cog, the memory commands and the console call.
 
 It wires filter output → journal → debouncer → extractor → store, and store → selector → rendering, and owns the
-rules that span parts: extraction is serialised per user; work started before a `/memory forget` never writes;
-a paused user teaches nothing; a batch is marked done in the journal only once its result is saved.
+rules that span parts: work started before a `/memory forget` never writes; a paused user teaches nothing; a
+transient failure is tried again before it is given up; a batch is marked done in the journal only once its result
+is saved. (Extraction is serialised per user by the debouncer, which runs one batch per user at a time.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -85,8 +85,7 @@ class MemoryService:
             max_wait_seconds=policy.max_wait_seconds,
             max_concurrency=policy.max_concurrent_extractions,
         )
-        self._user_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
-        self._save_requeues: dict[str, int] = {}
+        self._requeues: dict[str, int] = {}
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its journal append, while in flight
         self.stats = EngineStats()
         self.accepting = True
@@ -166,81 +165,75 @@ class MemoryService:
                     del self._appending[turn_id]
             appended.set_result(None)
 
-    def _user_lock(self, user_id: int) -> asyncio.Lock:
-        lock = self._user_locks.get(user_id)
-        if lock is None:
-            lock = self._user_locks[user_id] = asyncio.Lock()
-        return lock
-
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
-        """Extract one batch and save the result; serialised per user so extractions never race."""
-        async with self._user_lock(key.user_id):
-            epoch = self.store.epoch(key.user_id)
-            memory = await self.store.load(key.user_id)
-            applied = set(memory.appliedTurnIds)
-            fresh = [turn for turn in turns if not turn.turn_id or turn.turn_id not in applied]
-            ids = [turn.turn_id for turn in turns if turn.turn_id]
-            if not any(turn.role == "user" for turn in fresh):
-                await self._mark_done(key, ids)
-                return
-            try:
-                extraction = await self.extractor.extract(
-                    memory, fresh, user_id=key.user_id, now=self._clock(), label=key.label()
-                )
-            except ExtractionFailed as error:
-                if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
-                    self._requeue(key, turns, error.reason)
-                else:
-                    self._give_up(key, turns, error.reason)
-                return
-            try:
-                async with self.store.edit(key.user_id) as draft:
-                    if self.store.epoch(key.user_id) != epoch:
-                        raise _Forgotten
-                    report = apply_extraction(
-                        draft,
-                        extraction.result,
-                        now=self._clock(),
-                        min_confidence=self.policy.min_confidence,
-                        max_facts=self.policy.max_facts,
-                        duplicate_similarity=self.policy.duplicate_similarity,
-                        source=f"conversation:{key.conversation_id}",
-                    )
-                    new_ids = [turn_id for turn_id in ids if turn_id not in applied]
-                    if new_ids:
-                        draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
-            except _Forgotten:
-                log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
-                return
-            except OSError as error:  # disk full, I/O error: the old file is intact
-                self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
-                return
-            self.stats.batches_saved += 1
-            self._save_requeues.pop(_requeue_marker(key, turns), None)
-            log.info(
-                "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
-                "%d below threshold, %d refused, %d evicted",
-                key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
-                report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
-            )
+        """Extract one batch and save the result. The debouncer runs one batch per user at a time, so two
+        extractions of the same memory never race."""
+        epoch = self.store.epoch(key.user_id)
+        memory = await self.store.load(key.user_id)
+        applied = set(memory.appliedTurnIds)
+        fresh = [turn for turn in turns if not turn.turn_id or turn.turn_id not in applied]
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        if not any(turn.role == "user" for turn in fresh):
             await self._mark_done(key, ids)
+            return
+        try:
+            extraction = await self.extractor.extract(
+                memory, fresh, user_id=key.user_id, now=self._clock(), label=key.label()
+            )
+        except ExtractionFailed as error:
+            if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
+                self._requeue(key, turns, error.reason)
+            else:
+                self._give_up(key, turns, error.reason)
+            return
+        try:
+            async with self.store.edit(key.user_id) as draft:
+                if self.store.epoch(key.user_id) != epoch:
+                    raise _Forgotten
+                report = apply_extraction(
+                    draft,
+                    extraction.result,
+                    now=self._clock(),
+                    min_confidence=self.policy.min_confidence,
+                    max_facts=self.policy.max_facts,
+                    duplicate_similarity=self.policy.duplicate_similarity,
+                    source=f"conversation:{key.conversation_id}",
+                )
+                new_ids = [turn_id for turn_id in ids if turn_id not in applied]
+                if new_ids:
+                    draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
+        except _Forgotten:
+            log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
+            return
+        except OSError as error:  # disk full, I/O error: the old file is intact
+            self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
+            return
+        self.stats.batches_saved += 1
+        self._requeues.pop(_requeue_marker(key, turns), None)
+        log.info(
+            "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
+            "%d below threshold, %d refused, %d evicted",
+            key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
+            report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
+        )
+        await self._mark_done(key, ids)
 
     def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
         """A transient failure (the LLM endpoint down, the disk full) changed nothing; try the batch again after
         another quiet period, a few times, before giving up. Its turns stay journaled throughout."""
         marker = _requeue_marker(key, turns)
-        attempts = self._save_requeues.get(marker, 0) + 1
+        attempts = self._requeues.get(marker, 0) + 1
         if attempts > MAX_REQUEUES or not self.accepting:
             self._give_up(key, turns, reason)
             return
-        self._save_requeues[marker] = attempts
+        self._requeues[marker] = attempts
         log.warning(
             "memory update for %s failed (%s); trying again later (%d/%d)", key.label(), reason, attempts, MAX_REQUEUES
         )
         self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
 
     def _give_up(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
-        self._save_requeues.pop(_requeue_marker(key, turns), None)
+        self._requeues.pop(_requeue_marker(key, turns), None)
         self.stats.batches_failed += 1
         log.error(
             "memory update for %s given up (%s); %d turns kept in the journal for the next start",
