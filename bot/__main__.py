@@ -44,11 +44,11 @@ def check_data_dir(data_dir: Path) -> str | None:
     Checked before the heavy imports (discord.py, openai, scikit-learn take seconds on a small VPS), so an admin
     who points DATA_DIR at the wrong place hears about it at once. The store checks again when it starts.
     """
+    from bot.memory.atomic import ensure_writable_folder
+
     try:
-        (data_dir / "memory").mkdir(parents=True, exist_ok=True)
-        probe = data_dir / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"ok")
-        probe.unlink()
+        ensure_writable_folder(data_dir)  # the journal, pause list and heartbeat
+        ensure_writable_folder(data_dir / "memory")
     except OSError as error:
         return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
     return None

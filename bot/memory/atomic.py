@@ -113,6 +113,15 @@ class AtomicWriter:
             await asyncio.to_thread(fsync_dir, path.parent)
 
 
+def ensure_writable_folder(folder: Path) -> None:
+    """Create `folder` if needed and prove a file can be written in it (raises `OSError` when not): permissions
+    and read-only mounts show up at start, not at the first save."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / f".write-probe-{os.getpid()}"
+    probe.write_bytes(b"ok")
+    probe.unlink()
+
+
 def is_temp_name(name: str) -> bool:
     """True for names of the `.<name>.<hex>.tmp` form our writes use."""
     return _TEMP_NAME.fullmatch(name) is not None

@@ -29,7 +29,7 @@ from pathlib import Path
 import aiofiles
 from pydantic import ValidationError
 
-from bot.memory.atomic import AtomicWriter, fsync_dir, json_bytes, sweep_temp_files
+from bot.memory.atomic import AtomicWriter, ensure_writable_folder, fsync_dir, json_bytes, sweep_temp_files
 from bot.memory.models import MemoryFile
 
 log = logging.getLogger(__name__)
@@ -79,10 +79,7 @@ class MemoryStore:
 
     def prepare(self) -> None:
         """Create the folder, check it is writable, and sweep temp files a crash left behind."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        probe = self.folder / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"ok")
-        probe.unlink()
+        ensure_writable_folder(self.folder)
         removed = sweep_temp_files(self.folder)
         if removed:
             log.info("removed %d temp files left by an interrupted write", removed)
