@@ -4,8 +4,8 @@ A process that merely exists is not a healthy bot: it can be stuck reconnecting 
 running bot rewrites ``DATA_DIR/heartbeat.json`` on a timer while connected, and ``python -m bot healthcheck``
 (a separate, short-lived process) reads it and fails when it is missing, stale, or says "disconnected".
 
-This module is deliberately stdlib-only and does not import discord: the health check runs every 30 seconds
-on a small VPS and must start fast and work without any bot settings (no DISCORD_TOKEN) being present.
+This module imports neither discord nor the LLM client (only the engine's atomic-write helper): the health check
+runs every 30 seconds on a small VPS and must start fast and work without any bot settings (no DISCORD_TOKEN).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from bot.memory.atomic import replace_file_sync
 
 HEARTBEAT_FILE = "heartbeat.json"
 """File name of the heartbeat, directly inside DATA_DIR."""
@@ -25,28 +26,6 @@ HEARTBEAT_FILE = "heartbeat.json"
 def heartbeat_path(data_dir: Path) -> Path:
     """Where the heartbeat lives: one fixed name in DATA_DIR, shared by the bot and the checker."""
     return Path(data_dir) / HEARTBEAT_FILE
-
-
-def _write_atomically(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to a temp file beside ``path``, then ``os.replace`` it into place.
-
-    The checker may read at any moment, so it must see either the old or the new file, never half of one.
-    No fsync: the heartbeat is advisory and rewritten often; losing one to a power cut is harmless.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp_path = Path(tmp_name)
-    try:
-        # mkstemp makes the file 0600; the heartbeat holds nothing secret, and a checker running as another
-        # user (a host-side monitor, `docker exec -u ...`) should be able to read it.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as tmp:
-            tmp.write(payload)
-        tmp_path.replace(path)
-    except BaseException:
-        # Leave no temp files behind, whatever went wrong (disk full, an interrupted write).
-        tmp_path.unlink(missing_ok=True)
-        raise
 
 
 async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float | None, guilds: int) -> None:
@@ -63,7 +42,11 @@ async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float 
         "updatedAt": datetime.now(UTC).isoformat(),
     }
     payload = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
-    await asyncio.to_thread(_write_atomically, heartbeat_path(data_dir), payload)
+    path = heartbeat_path(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Atomic so the checker never reads half a file. No fsync: the heartbeat is advisory and rewritten often.
+    # 0644: it holds nothing secret, and a checker running as another user should be able to read it.
+    await asyncio.to_thread(replace_file_sync, path, payload, fsync=None, mode=0o644)
 
 
 def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | None = None) -> tuple[bool, str]:

@@ -86,10 +86,10 @@ async def test_failed_write_keeps_old_file_and_removes_temp(tmp_path: Path, monk
     await write_heartbeat(tmp_path, connected=True, latency_ms=10.0, guilds=1)
     old = (tmp_path / HEARTBEAT_FILE).read_bytes()
 
-    def failing_replace(self: Path, target: Path) -> Path:
+    def failing_replace(source: object, target: object) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(Path, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)  # the rename step of the atomic write
     with pytest.raises(OSError, match="disk on fire"):
         await write_heartbeat(tmp_path, connected=False, latency_ms=None, guilds=2)
 

@@ -113,6 +113,28 @@ class AtomicWriter:
             await asyncio.to_thread(fsync_dir, path.parent)
 
 
+def replace_file_sync(path: Path, data: bytes, *, fsync: Fsync | None = os.fsync, mode: int | None = None) -> None:
+    """The blocking twin of `AtomicWriter.write`, for code already on a worker thread (the journal's compaction,
+    the heartbeat): same temp name, same steps. `fsync=None` skips both fsyncs where a lost write is harmless;
+    `mode` sets the file's permissions (temp files are created 0600 by default umask rules otherwise)."""
+    temp = AtomicWriter.temp_path_for(path)
+    try:
+        with open(temp, "xb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            if fsync is not None:
+                fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    if fsync is not None:
+        fsync_dir(path.parent)
+
+
 def ensure_writable_folder(folder: Path) -> None:
     """Create `folder` if needed and prove a file can be written in it (raises `OSError` when not): permissions
     and read-only mounts show up at start, not at the first save."""

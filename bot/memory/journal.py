@@ -17,7 +17,6 @@ torn one (it starts a fresh line first), so no acknowledged record is ever lost 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import logging
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import Fsync, fsync_dir, json_bytes
+from bot.memory.atomic import Fsync, json_bytes, replace_file_sync, sweep_temp_files
 from bot.memory.models import ConversationKey, Turn
 
 log = logging.getLogger(__name__)
@@ -88,6 +87,7 @@ class Journal:
             log.warning("journal: skipped %d unreadable records (a crash mid-append)", torn)
         self._live = live
         self._lines = len(lines)
+        sweep_temp_files(self.path.parent, target=self.path.name)  # a compaction a crash interrupted
         try:
             self._rewrite()
         except OSError as error:
@@ -117,21 +117,8 @@ class Journal:
     def _rewrite(self) -> None:
         """Atomically replace the journal with just the live records (temp + fsync + rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_name(self.path.name + ".compact")
         body = b"".join(self._encode(self._turn_record(item)) for item in self._live.values())
-        try:
-            with open(temp, "wb") as handle:
-                handle.write(body)
-                handle.flush()
-                if self._durable:
-                    self._fsync(handle.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        if self._durable:
-            fsync_dir(self.path.parent)
+        replace_file_sync(self.path, body, fsync=self._fsync if self._durable else None)
         self._lines = len(self._live)
         self._tail_clean = True
 
