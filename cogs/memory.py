@@ -198,18 +198,26 @@ class MemoryCog(commands.Cog):
 
     @memory_group.command(name="pause", description="Stop learning new things about you (I still use what I know)")
     async def pause(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        changed = await self.memory.set_paused(interaction.user.id, True)
-        text = "Paused: I won't learn anything new about you until you use /memory resume."
-        await interaction.followup.send(text if changed else "Learning was already paused.", ephemeral=True)
+        await self._set_paused(
+            interaction,
+            True,
+            done="Paused: I won't learn anything new about you until you use /memory resume.",
+            already="Learning was already paused.",
+        )
 
     @memory_group.command(name="resume", description="Start learning about you again")
     async def resume(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        changed = await self.memory.set_paused(interaction.user.id, False)
-        text = "Resumed: I'll remember what you tell me again."
-        await interaction.followup.send(text if changed else "Learning was not paused.", ephemeral=True)
+        await self._set_paused(
+            interaction,
+            False,
+            done="Resumed: I'll remember what you tell me again.",
+            already="Learning was not paused.",
+        )
 
+    async def _set_paused(self, interaction: discord.Interaction, paused: bool, *, done: str, already: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        changed = await self.memory.set_paused(interaction.user.id, paused)
+        await interaction.followup.send(done if changed else already, ephemeral=True)
 
 async def setup(bot: MemoryBot) -> None:
     await bot.add_cog(MemoryCog(bot))
