@@ -18,6 +18,7 @@ from bot.memory.pauses import PauseRegistry
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
 
 
 class DataDirError(Exception):
@@ -30,6 +31,7 @@ class Resources:
     client: AsyncOpenAI
     chat: ChatModel
     memory: MemoryService
+    switches: MemorySwitches
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -68,13 +70,21 @@ def build_resources(settings: Settings) -> Resources:
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature
     )
-    return Resources(settings=settings, client=client, chat=chat, memory=memory)
+    switches = MemorySwitches(
+        settings.data_dir / SWITCHES_FILE,
+        disabled_guilds=settings.memory_disabled_guild_ids,
+        disabled_channels=settings.memory_disabled_channel_ids,
+    )
+    return Resources(settings=settings, client=client, chat=chat, memory=memory, switches=switches)
 
 
 def start_memory(resources: Resources) -> int:
     """Prepare DATA_DIR and resume journaled turns (needs a running loop); `DataDirError` when unusable."""
     try:
+        resources.switches.load()
         return resources.memory.start()
+    except SwitchesFileError as error:
+        raise DataDirError(str(error)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise DataDirError(f"DATA_DIR {resources.settings.data_dir} is not usable: {reason}") from None

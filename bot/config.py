@@ -73,12 +73,19 @@ class Settings(BaseSettings):
     memory_extraction_retries: int = Field(default=4, ge=0)
     memory_retry_base_seconds: float = Field(default=2.0, ge=0)
 
+    # --- Operations and data rights ---
+    memory_disabled_guild_ids: IdList = frozenset()
+    memory_disabled_channel_ids: IdList = frozenset()
+
     # --- Process ---
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     shutdown_timeout_seconds: float = Field(default=20.0, gt=0)
     healthcheck_max_age_seconds: float = Field(default=90.0, gt=0)
 
-    @field_validator("allowed_guild_ids", "allowed_channel_ids", mode="before")
+    @field_validator(
+        "allowed_guild_ids", "allowed_channel_ids", "memory_disabled_guild_ids", "memory_disabled_channel_ids",
+        mode="before",
+    )
     @classmethod
     def _split_ids(cls, value: Any) -> Any:
         """Accept `123,456` (and spaces) from the environment, as admins naturally write it."""
@@ -98,7 +105,9 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", mode="before")
+    @field_validator(
+        "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", mode="before"
+    )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
         """A blank value (also `KEY="  "` or an override) means "use the default", not "the empty string"."""

@@ -170,7 +170,7 @@ class ChatCog(commands.Cog):
             await self._send(message, [LLM_ERROR_REPLY])
             return
         sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
-        if sent is not None:
+        if sent is not None and self.bot.resources.switches.in_channel(message.channel).learning:
             # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never
             # the placeholder the model was shown, so the filter drops it instead of storing our stand-in.
             await self.learn(message, text, sent, answer, bot_id)
@@ -209,7 +209,7 @@ class ChatCog(commands.Cog):
         """Ask the chat model, with the speaking user's memory (and only theirs) in the system prompt."""
         block = await self.memory.memory_prompt(
             current.author_id, recent_texts(history, current), user_label=current.author_name
-        )
+        ) if self.bot.resources.switches.in_channel(message.channel).recall else ""
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{PUBLIC_CHANNEL_NOTE}"

@@ -1,0 +1,147 @@
+"""Where memory is switched off: by server admins (`/memory-admin`) and by the operator (environment lists).
+
+Two switches per server (learning: turns from there are journaled and extracted; recall: memory goes into replies
+there) and one per channel (learning). A thread follows its parent channel. The operator's lists
+(`MEMORY_DISABLED_GUILD_IDS`, `MEMORY_DISABLED_CHANNEL_IDS`) switch learning and recall off and cannot be switched
+back on from Discord. DMs are never affected: a user's own conversation with the bot is theirs to control
+(`/memory pause`).
+
+The admins' choices live in `DATA_DIR/memory-switches.json`, written with the project's atomic writer. Only
+switches that are off are stored. An unreadable file stops the start with one clear line instead of silently
+switching memory back on in servers that had turned it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.memory.atomic import AtomicWriter, json_bytes
+
+SWITCHES_FILE = "memory-switches.json"
+
+
+class SwitchesFileError(Exception):
+    """The switches file exists but cannot be read; the message is one line for the operator."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySwitch:
+    """What memory may do in one place."""
+
+    learning: bool = True
+    recall: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A server (None for DMs) and the channel whose switch applies (a thread's parent)."""
+
+    guild_id: int | None
+    channel_id: int
+
+
+def place_of(channel: object) -> Place:
+    """The place a message or command in `channel` (a discord.py channel or thread) belongs to; a thread counts
+    as its parent channel. Duck-typed, so this module (and the console that builds it) needs no discord import."""
+    guild = getattr(channel, "guild", None)
+    guild_id = guild.id if guild is not None else None
+    parent_id = getattr(channel, "parent_id", None)  # only threads have one (discord.py's `Thread.parent_id`)
+    return Place(guild_id, int(parent_id if parent_id is not None else getattr(channel, "id", 0)))
+
+
+class MemorySwitches:
+    """The live switches: the operator's lists plus the admins' file. One instance per process."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        disabled_guilds: frozenset[int] = frozenset(),
+        disabled_channels: frozenset[int] = frozenset(),
+        writer: AtomicWriter | None = None,
+    ) -> None:
+        self.path = path
+        self.disabled_guilds = disabled_guilds
+        self.disabled_channels = disabled_channels
+        self._writer = writer or AtomicWriter()
+        self._guilds: dict[int, MemorySwitch] = {}
+        self._channels: dict[int, bool] = {}  # channel id -> learning (only False is stored)
+        self._lock = asyncio.Lock()
+
+    def load(self) -> None:
+        """Read the admins' switches; `SwitchesFileError` when the file exists but is unreadable."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            data = json.loads(raw)
+            guilds = {
+                int(gid): MemorySwitch(learning=bool(value["learning"]), recall=bool(value["recall"]))
+                for gid, value in data.get("guilds", {}).items()
+            }
+            channels = {int(cid): bool(value["learning"]) for cid, value in data.get("channels", {}).items()}
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            raise SwitchesFileError(
+                f"{self.path} is unreadable; fix it or remove it (every server then has memory switched on)"
+            ) from None
+        self._guilds = guilds
+        self._channels = channels
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def guild_switch(self, guild_id: int) -> MemorySwitch:
+        """What the server's admins chose (the operator's list is reported separately by `operator_disabled`)."""
+        return self._guilds.get(guild_id, MemorySwitch())
+
+    def channel_learning(self, channel_id: int) -> bool:
+        return self._channels.get(channel_id, True)
+
+    def operator_disabled(self, place: Place) -> bool:
+        return place.guild_id in self.disabled_guilds or place.channel_id in self.disabled_channels
+
+    def at(self, place: Place) -> MemorySwitch:
+        """The effective switch in a place: every switch that applies there must be on."""
+        if place.guild_id is None:
+            return MemorySwitch()
+        if self.operator_disabled(place):
+            return MemorySwitch(learning=False, recall=False)
+        guild = self.guild_switch(place.guild_id)
+        return MemorySwitch(learning=guild.learning and self.channel_learning(place.channel_id), recall=guild.recall)
+
+    def in_channel(self, channel: object) -> MemorySwitch:
+        return self.at(place_of(channel))
+
+    # --- the admins' changes -------------------------------------------------------------------------------
+
+    async def set_guild(self, guild_id: int, *, learning: bool, recall: bool) -> None:
+        async with self._lock:
+            guilds = dict(self._guilds)
+            if learning and recall:
+                guilds.pop(guild_id, None)
+            else:
+                guilds[guild_id] = MemorySwitch(learning=learning, recall=recall)
+            await self._save(guilds, self._channels)
+            self._guilds = guilds
+
+    async def set_channel(self, channel_id: int, *, learning: bool) -> None:
+        async with self._lock:
+            channels = dict(self._channels)
+            if learning:
+                channels.pop(channel_id, None)
+            else:
+                channels[channel_id] = False
+            await self._save(self._guilds, channels)
+            self._channels = channels
+
+    async def _save(self, guilds: dict[int, MemorySwitch], channels: dict[int, bool]) -> None:
+        data = {
+            "guilds": {
+                str(gid): {"learning": value.learning, "recall": value.recall} for gid, value in sorted(guilds.items())
+            },
+            "channels": {str(cid): {"learning": value} for cid, value in sorted(channels.items())},
+        }
+        await self._writer.write(self.path, json_bytes(data, indent=1))
