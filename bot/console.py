@@ -23,6 +23,7 @@ from bot.config import Settings
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
+from bot.memory.service import FlushReport
 
 CONSOLE_CONVERSATION_ID = 1
 BOT_ID = 2
@@ -64,6 +65,15 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
         future.set_result(line)
 
 
+def _flush_line(report: FlushReport) -> str:
+    if report.nothing_pending:
+        return "(nothing new to learn)"
+    if report.batches_failed or not report.finished:
+        return "(memory update failed; the turns stay journaled for the next start)"
+    plural = "" if report.facts_added == 1 else "s"
+    return f"(memory updated) {report.facts_added} new fact{plural}"
+
+
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
@@ -80,11 +90,10 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         if not text:
             continue
         if text == "/show":
-            print((await memory.store.export_bytes(user_id)).decode(), flush=True)
+            print((await memory.export(user_id)).decode(), flush=True)
             continue
         if text == "/flush":
-            await memory.debouncer.flush()
-            print("(memory updated)", flush=True)
+            print(_flush_line(await memory.flush()), flush=True)
             continue
         if text == "/forget":
             await memory.forget_all(user_id)

@@ -192,7 +192,7 @@ class MemoryCog(commands.Cog):
     @memory_group.command(name="export", description="Download everything I remember about you as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        data = await self.memory.store.export_bytes(interaction.user.id)
+        data = await self.memory.export(interaction.user.id)
         attachment = discord.File(io.BytesIO(data), filename=f"memory-{interaction.user.id}.json")
         await interaction.followup.send("Here is your memory file.", file=attachment, ephemeral=True)
 

@@ -58,6 +58,22 @@ class EngineStats:
     batches_saved: int = 0
     batches_failed: int = 0
     turns_skipped_paused: int = 0
+    facts_added: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FlushReport:
+    """What one `flush` did: how many batches were waiting, how the batches ended, and what was learned."""
+
+    finished: bool  # False when the timeout ran out first (what is left stays journaled)
+    batches_pending: int  # batches waiting or being extracted when the flush began
+    batches_saved: int = 0
+    batches_failed: int = 0
+    facts_added: int = 0
+
+    @property
+    def nothing_pending(self) -> bool:
+        return self.batches_pending == 0
 
 
 class MemoryService:
@@ -120,6 +136,23 @@ class MemoryService:
             log.warning("shutdown: flush timed out after %gs; %d turns stay journaled", timeout, left)
             await self.debouncer.close()
         return finished
+
+    async def flush(self, timeout: float | None = None) -> FlushReport:
+        """Extract and save everything pending now, without waiting for the quiet time; report what happened.
+
+        Counts are the engine's totals before and after, so batches of other users finishing meanwhile are
+        included: this is an operator's "learn now", not a per-user transaction.
+        """
+        waiting = self.debouncer.pending_keys + self.debouncer.running
+        before = (self.stats.batches_saved, self.stats.batches_failed, self.stats.facts_added)
+        finished = await self.debouncer.flush(timeout)
+        return FlushReport(
+            finished=finished,
+            batches_pending=waiting,
+            batches_saved=self.stats.batches_saved - before[0],
+            batches_failed=self.stats.batches_failed - before[1],
+            facts_added=self.stats.facts_added - before[2],
+        )
 
     # --- learning ------------------------------------------------------------------------------------------
 
@@ -209,6 +242,7 @@ class MemoryService:
             self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
             return
         self.stats.batches_saved += 1
+        self.stats.facts_added += report.facts_added
         self._requeues.pop(_requeue_marker(key, turns), None)
         log.info(
             "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
@@ -262,7 +296,12 @@ class MemoryService:
     # --- the user's controls -------------------------------------------------------------------------------
 
     async def show(self, user_id: int) -> MemoryFile:
+        """The user's whole memory (shared with the cache: read-only)."""
         return await self.store.load(user_id)
+
+    async def export(self, user_id: int) -> bytes:
+        """The user's whole memory file as pretty JSON, for `/memory export` and the console."""
+        return await self.store.export_bytes(user_id)
 
     async def forget_fact(self, user_id: int, fact_id: str) -> bool:
         """Remove one fact by id; False when the user has no such fact."""

@@ -564,3 +564,32 @@ async def test_a_lasting_disk_fault_gives_up_loudly_and_keeps_everything(
     assert "could not save" in line.getMessage()
     assert engine.journaled() == ["I live in Lisbon"]
     assert not list((tmp_path / "memory").glob(".*.tmp"))
+
+
+# --- the front door's reporting operations ----------------------------------------------------------------
+
+
+async def test_flush_reports_what_it_saved_failed_or_found_nothing(engine: Engine, chat_server: ChatServer) -> None:
+    nothing = await engine.service.flush(10)
+    assert nothing.finished and nothing.nothing_pending and nothing.batches_saved == 0
+
+    chat_server.enqueue(extraction(facts=[("Writes Go microservices at work", "knowledge", 0.95)]))
+    engine.service.debouncer.quiet_seconds = 60.0  # only the flush may start this batch
+    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I write Go microservices")])
+    saved = await engine.service.flush(10)
+    assert (saved.finished, saved.batches_pending, saved.batches_saved, saved.batches_failed, saved.facts_added) == (
+        True, 1, 1, 0, 1
+    )
+
+    chat_server.enqueue(json_reply("not json at all"))
+    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "Also, I like tea")])
+    failed = await engine.service.flush(10)
+    assert (failed.batches_saved, failed.batches_failed, failed.facts_added) == (0, 1, 0)
+
+
+async def test_export_is_the_memory_file_as_json(engine: Engine) -> None:
+    assert json.loads(await engine.service.export(ALICE))["facts"] == []
+    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    exported = json.loads(await engine.service.export(ALICE))
+    assert [fact["content"] for fact in exported["facts"]] == ["Likes tea"]
+    assert exported == json.loads(engine.file(ALICE).read_bytes())
