@@ -29,6 +29,7 @@ BENCHMARKS = (
     "debounce_savings",
     "extraction_cost",
     "store_throughput",
+    "retention_sweep",
     "footprint",
 )
 

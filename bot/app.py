@@ -15,6 +15,7 @@ from bot.llm import ChatModel, build_client
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.pauses import PauseRegistry
+from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
@@ -47,6 +48,7 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         min_confidence=settings.memory_min_confidence,
         duplicate_similarity=settings.memory_duplicate_similarity,
         token_budget=settings.memory_token_budget,
+        retention_days=settings.memory_retention_days,
     )
 
 
@@ -66,6 +68,7 @@ def build_resources(settings: Settings) -> Resources:
         journal=Journal(settings.data_dir / JOURNAL_NAME),
         pauses=PauseRegistry(settings.data_dir / "paused.json"),
         policy=policy_from(settings),
+        activity=ActivityLog(settings.data_dir / ACTIVITY_FILE),
     )
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature

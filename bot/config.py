@@ -74,6 +74,8 @@ class Settings(BaseSettings):
     memory_retry_base_seconds: float = Field(default=2.0, ge=0)
 
     # --- Operations and data rights ---
+    memory_retention_days: int = Field(default=365, ge=0)
+    privacy_contact: str = ""
     memory_disabled_guild_ids: IdList = frozenset()
     memory_disabled_channel_ids: IdList = frozenset()
 

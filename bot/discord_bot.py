@@ -15,7 +15,7 @@ from bot.health import write_heartbeat
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.admin")
+EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin")
 HEARTBEAT_SECONDS = 30.0
 
 

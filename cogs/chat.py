@@ -149,6 +149,7 @@ class ChatCog(commands.Cog):
         if not await self.should_reply(message):
             return
         author = message.author
+        self.memory.note_activity(author.id)
         if not self.limiter.allow(author.id):
             if self.limiter.should_notice(author.id):
                 wait = max(1, round(self.limiter.retry_after(author.id)))

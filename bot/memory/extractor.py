@@ -211,6 +211,15 @@ class MemoryExtractor:
         self._json_mode = True
         self.usage = TokenUsage()
 
+    def longest_attempts_seconds(self, attempt_timeout: float) -> float:
+        """The longest one `extract` call can take: every attempt timing out, the longest wait between them."""
+        longest_jitter = 1.25
+        waits = sum(
+            max(MAX_RETRY_AFTER_SECONDS, self.retry_base_seconds * 2.0**attempt * longest_jitter)
+            for attempt in range(self.retries)
+        )
+        return (self.retries + 1) * attempt_timeout + waits
+
     async def extract(
         self,
         memory: MemoryFile,

@@ -206,6 +206,11 @@ class Journal:
         if turn_ids:
             await self._append([{"op": "done", "user": str(user_id), "turnIds": turn_ids}])
 
+    async def compact(self) -> None:
+        """Rewrite the journal with only the live records, so the bytes of purged turns leave the disk now."""
+        async with self._lock:
+            await asyncio.to_thread(self._rewrite)
+
     async def purge(self, user_id: int) -> None:
         """Drop everything pending for the user (a `/memory forget`); returns once that is on disk."""
         await self._append([{"op": "purge", "user": str(user_id)}])

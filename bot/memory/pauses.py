@@ -72,6 +72,9 @@ class PauseRegistry:
             target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{next(counter)}")
         return target
 
+    def paused_users(self) -> set[int]:
+        return {int(uid) for uid in self._paused}
+
     def is_paused(self, user_id: int | str) -> bool:
         return validate_user_id(user_id) in self._paused
 

@@ -21,6 +21,7 @@ from bot.memory.journal import Journal
 from bot.memory.models import ConversationKey, MemoryFile, Turn, utc_now
 from bot.memory.pauses import PauseRegistry
 from bot.memory.render import render_memory
+from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.store import MemoryStore
 
@@ -42,6 +43,7 @@ class MemoryPolicy:
     min_confidence: float = 0.7
     duplicate_similarity: float = 0.85
     token_budget: int = 1000
+    retention_days: int = 365
 
 
 def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
@@ -87,6 +89,7 @@ class MemoryService:
         pauses: PauseRegistry,
         policy: MemoryPolicy,
         clock: Callable[[], datetime] = utc_now,
+        activity: ActivityLog | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor
@@ -95,6 +98,7 @@ class MemoryService:
         self.pauses = pauses
         self.policy = policy
         self._clock = clock
+        self.activity = activity or ActivityLog(None)
         self.debouncer = Debouncer(
             self._process_batch,
             quiet_seconds=policy.debounce_seconds,
@@ -112,6 +116,7 @@ class MemoryService:
         """Prepare the data folder and put turns a crash left in the journal back into the debouncer."""
         self.store.prepare()
         self.pauses.load()
+        self.activity.load()
         if self.journal is None:
             return 0
         pending = self.journal.replay()
@@ -130,6 +135,7 @@ class MemoryService:
         What does not finish in time stays in the journal for the next start; returns True when all finished.
         """
         self.accepting = False
+        await self.save_activity()
         finished = await self.debouncer.flush(timeout)
         if not finished:
             left = self.journal.pending if self.journal else self.debouncer.pending_turns
@@ -167,6 +173,7 @@ class MemoryService:
         """
         if not turns:
             return False
+        self.note_activity(key.user_id)
         if self.pauses.is_paused(key.user_id):
             self.stats.turns_skipped_paused += len(turns)
             return False
@@ -311,14 +318,19 @@ class MemoryService:
             removed = len(draft.facts) != before
         return removed
 
-    async def forget_all(self, user_id: int) -> bool:
-        """Wipe the user's memory and everything pending for them, so nothing forgotten comes back."""
+    async def forget_all(self, user_id: int, *, quiet: bool = False) -> bool:
+        """Wipe the user's memory and everything pending for them, so nothing forgotten comes back.
+        `quiet` (the retention sweep) logs the user id at DEBUG instead of INFO and leaves saving the activity
+        file to the caller."""
         self.debouncer.cancel_user(user_id)
         if self.journal is not None:
             await self.journal.purge(user_id)
         existed = await self.store.delete(user_id)
         self.selector.forget(str(user_id))
-        log.info("memory of user %s wiped at their request", user_id)
+        self.activity.remove(user_id)
+        if not quiet:
+            await self.save_activity()
+        log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", user_id)
         return existed
 
     async def set_paused(self, user_id: int, paused: bool) -> bool:
@@ -332,3 +344,31 @@ class MemoryService:
 
     def is_paused(self, user_id: int) -> bool:
         return self.pauses.is_paused(user_id)
+
+    # --- operations ----------------------------------------------------------------------------------------
+
+    def note_activity(self, user_id: int) -> None:
+        """A message from the user reached the bot: they are not silent (retention counts from here)."""
+        self.activity.note(user_id, self._clock())
+
+    async def save_activity(self) -> None:
+        """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""
+        try:
+            await self.activity.save()
+        except OSError as error:
+            log.warning("could not save the activity file (%s); will retry", error.strerror or type(error).__name__)
+
+    async def sweep_retention(self, now: datetime | None = None) -> int:
+        """Delete the memory, and every trace, of users silent for `retention_days`; returns how many."""
+        return await sweep_silent_users(self, now or self._clock(), days=self.policy.retention_days)
+
+    def longest_pending_seconds(self, attempt_timeout: float) -> float:
+        """How long a turn can wait on disk before it is distilled while the LLM endpoint answers at all:
+        the max wait, then up to MAX_REQUEUES + 1 extraction rounds (each the extractor's attempts of at most
+        `attempt_timeout` plus its backoff), with a quiet period before each re-queued round."""
+        one_round = self.extractor.longest_attempts_seconds(attempt_timeout)
+        return (
+            self.policy.max_wait_seconds
+            + (MAX_REQUEUES + 1) * one_round
+            + MAX_REQUEUES * self.policy.debounce_seconds
+        )

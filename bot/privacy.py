@@ -1,0 +1,94 @@
+"""The privacy statement `/privacy` shows, built from the live settings so it never drifts from what the bot does.
+
+Discord's Developer Terms ask a bot that stores user data to say what it stores, why, for how long, and how to
+have it deleted. Every number here comes from the settings the process runs with: the retention period, the
+contact, the LLM endpoint the messages go to, and how long a message can wait on disk before it is distilled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from bot.config import Settings
+from bot.switches import MemorySwitch
+
+
+def endpoint_name(settings: Settings) -> str:
+    """Who processes the messages: "OpenAI" or the endpoint's host (never its path, query or credentials)."""
+    if settings.openai_base_url is None:
+        return "OpenAI"
+    host = urlsplit(settings.openai_base_url).hostname or "the configured endpoint"
+    if host in {"localhost", "127.0.0.1", "::1", "host.docker.internal"}:
+        return "a language model running on the bot's own server"
+    return host
+
+
+@dataclass(frozen=True, slots=True)
+class CommandHelp:
+    name: str
+    description: str
+
+
+def retention_text(days: int) -> str:
+    if days == 0:
+        return "Kept until you delete it: this bot's operator has not set an automatic expiry."
+    return (
+        f"Deleted automatically, with every trace of it, after **{days} days** in which you have not talked to "
+        "the bot."
+    )
+
+
+def privacy_statement(
+    settings: Settings,
+    *,
+    pending_seconds: float,
+    commands: Sequence[CommandHelp],
+    here: MemorySwitch | None = None,
+    server_name: str | None = None,
+) -> str:
+    """The statement, in Discord markdown (fits one embed description). `pending_seconds`: the longest a turn
+    waits on disk before it is distilled (the memory service computes it); `here`: the switch where it is asked."""
+    minutes = max(1, math.ceil(pending_seconds / 60))
+    lines = [
+        "**What it stores about you**",
+        "- A profile distilled from what you say to it: six short summaries (work, personal life, what is on your "
+        "mind, recent months, earlier context, background) and a list of facts. "
+        "It does not keep a transcript of your messages.",
+        f"- Your recent messages to it and its replies, only until they are distilled: normally at most "
+        f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait on the bot's "
+        "disk until it can, and are deleted with the rest of your memory.",
+        "- When you last talked to it (for the automatic deletion below), and your settings such as a pause.",
+        "",
+        "**Where**",
+        "- In files on the server of whoever runs this bot (the operator).",
+        f"- Your messages are sent to **{endpoint_name(settings)}** to write the replies and to distil the "
+        "profile.",
+        "",
+        "**For how long**",
+        f"- {retention_text(settings.memory_retention_days)}",
+        "",
+        "**Who can see it**",
+        "- You, with the commands below (only you see their answers). It goes into the bot's replies to you and "
+        "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its disk.",
+        "",
+        "**See, export and delete it**",
+        *[f"- `/{command.name}`: {command.description}" for command in commands],
+    ]
+    if here is not None and server_name is not None:
+        lines += [
+            "",
+            f"**In {server_name}**",
+            f"- Learning is {'on' if here.learning else '**off**'} and using memory in replies is "
+            f"{'on' if here.recall else '**off**'} here (server admins: `/memory-admin`).",
+        ]
+    contact = settings.privacy_contact.strip()
+    lines += [
+        "",
+        "**Contact**",
+        f"- {contact}" if contact else "- The operator has not published a contact; ask the admins of the server "
+        "where you met the bot.",
+    ]
+    return "\n".join(lines)

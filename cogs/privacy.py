@@ -1,0 +1,76 @@
+"""`/privacy`: what the bot stores about the caller, where, for how long, and how to see, export and delete it.
+
+The answer is ephemeral and built from the live settings and the commands this process actually registered, so it
+stays true when the operator changes MEMORY_RETENTION_DAYS or PRIVACY_CONTACT, or a command is added.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.housekeeping import Housekeeping
+from bot.privacy import CommandHelp, privacy_statement
+
+if TYPE_CHECKING:
+    from bot.discord_bot import MemoryBot
+
+log = logging.getLogger(__name__)
+
+EMBED_DESCRIPTION_LIMIT = 4096
+
+
+def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp]:
+    """Every `/memory ...` subcommand and message menu this bot registered, with its description."""
+    found: list[CommandHelp] = []
+    group = tree.get_command("memory")
+    if isinstance(group, app_commands.Group):
+        for command in group.walk_commands():
+            if isinstance(command, app_commands.Command):
+                found.append(CommandHelp(command.qualified_name, command.description))
+    for menu in tree.get_commands(type=discord.AppCommandType.message):
+        found.append(CommandHelp(f"(message menu) {menu.name}", "on one of the bot's replies"))
+    return found
+
+
+class PrivacyCog(commands.Cog):
+    """`/privacy`, and the upkeep that keeps its promises (the daily retention sweep) while the cog is loaded."""
+
+    def __init__(self, bot: MemoryBot) -> None:
+        self.bot = bot
+        self.housekeeping = Housekeeping(bot.resources.memory)
+
+    async def cog_load(self) -> None:
+        self.housekeeping.start()
+
+    async def cog_unload(self) -> None:
+        await self.housekeeping.stop()
+
+    @app_commands.command(name="privacy", description="What I store about you, for how long, and how to delete it")
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    async def privacy(self, interaction: discord.Interaction) -> None:
+        resources = self.bot.resources
+        here = None
+        server_name = None
+        if interaction.guild is not None and interaction.channel is not None:
+            here = resources.switches.in_channel(interaction.channel)
+            server_name = interaction.guild.name
+        text = privacy_statement(
+            resources.settings,
+            pending_seconds=resources.memory.longest_pending_seconds(resources.settings.llm_timeout_seconds),
+            commands=user_commands(self.bot.tree),
+            here=here,
+            server_name=server_name,
+        )
+        if len(text) > EMBED_DESCRIPTION_LIMIT:  # an operator's very long contact text; never fail the command
+            text = text[: EMBED_DESCRIPTION_LIMIT - 1] + "…"
+        embed = discord.Embed(title="Privacy: what I keep about you", description=text, colour=discord.Colour.blurple())
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+
+async def setup(bot: MemoryBot) -> None:
+    await bot.add_cog(PrivacyCog(bot))

@@ -1,0 +1,78 @@
+"""`/privacy`: the statement is built from the live settings and the commands the bot really registered."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import discord
+
+from bot.privacy import privacy_statement
+from tests.cogs.conftest import MakeHarness, Scene, make_scene
+from tests.helpers import Harness, calls, make_interaction, make_settings
+
+
+async def ask(h: Harness, interaction: Any) -> str:
+    cog: Any = h.bot.get_cog("PrivacyCog")
+    await cog.privacy.callback(cog, interaction)
+    (call,) = calls(interaction)
+    assert call.name == "send_message" and call.kwargs["ephemeral"] is True
+    embed = call.kwargs["embed"]
+    assert isinstance(embed, discord.Embed)
+    return str(embed.description)
+
+
+def minutes_promised(text: str) -> int:
+    match = re.search(r"at most \*\*(\d+) minutes\*\*", text)
+    assert match, text
+    return int(match.group(1))
+
+
+async def test_the_statement_follows_the_settings(make_harness: MakeHarness) -> None:
+    h = await make_harness(memory_retention_days=30, privacy_contact="privacy@example.org")
+    s = make_scene(h)
+    text = await ask(h, make_interaction(s.alice_user))
+    assert "after **30 days**" in text
+    assert "privacy@example.org" in text
+    assert "127.0.0.1" not in text and "bot's own server" in text  # the test endpoint runs on this machine
+    for command in ("memory show", "memory export", "memory forget", "memory pause"):
+        assert f"`/{command}`" in text
+    assert minutes_promised(text) * 60 >= h.memory.longest_pending_seconds(h.settings.llm_timeout_seconds)
+    assert "In Test server" not in text  # a DM: no server switches to report
+
+
+async def test_forever_and_no_contact_are_said_plainly(make_harness: MakeHarness) -> None:
+    h = await make_harness(memory_retention_days=0)
+    text = await ask(h, make_interaction(make_scene(h).alice_user))
+    assert "Kept until you delete it" in text and "days" not in text.split("**For how long**")[1].split("**")[0]
+    assert "has not published a contact" in text
+
+
+async def test_the_server_switches_show_where_it_is_asked(scene: Scene) -> None:
+    h = scene.h
+    await h.resources.switches.set_guild(scene.guild.id, learning=False, recall=True)
+    text = await ask(h, make_interaction(scene.alice, guild=scene.guild, channel=scene.thread))
+    assert "**In Test server**" in text
+    assert "Learning is **off**" in text and "in replies is on" in text
+
+
+async def test_the_pending_bound_grows_with_the_settings_that_make_turns_wait(make_harness: MakeHarness) -> None:
+    defaults = {"memory_max_wait_seconds": 300, "memory_debounce_seconds": 30, "llm_timeout_seconds": 60,
+                "memory_extraction_retries": 4, "memory_retry_base_seconds": 2}
+    base = await make_harness(**defaults)
+    longer_wait = await make_harness(**{**defaults, "memory_max_wait_seconds": 900})
+    bound = base.memory.longest_pending_seconds(60)
+    assert longer_wait.memory.longest_pending_seconds(60) - bound == 600
+    assert base.memory.longest_pending_seconds(120) - bound == 4 * 5 * 60  # four rounds of five attempts
+    # The defaults: five attempts of 60 s, four waits of up to 60 s, four rounds, the 300 s max wait, 3 quiet periods.
+    assert bound == 300 + 4 * (5 * 60 + 4 * 60) + 3 * 30
+    text = await ask(base, make_interaction(make_scene(base).alice_user))
+    assert minutes_promised(text) == 43
+
+
+def test_an_openai_endpoint_and_a_remote_one_are_named(chat_server: Any, tmp_path: Any) -> None:
+    remote = make_settings(chat_server, tmp_path, openai_base_url="https://user:pw@llm.example.net/v1?key=abc")
+    text = privacy_statement(remote, pending_seconds=60, commands=[])
+    assert "**llm.example.net**" in text and "pw" not in text and "abc" not in text
+    openai = remote.model_copy(update={"openai_base_url": None})
+    assert "**OpenAI**" in privacy_statement(openai, pending_seconds=60, commands=[])
