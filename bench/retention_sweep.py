@@ -139,7 +139,7 @@ async def run(users: int, silent_share: float) -> Table:
               f"{100 * worst / base_worst:.1f}%" if base_worst else "n/a")
     table.add("idle loop (no sweep), p95 / worst", f"{1000 * p95(idle_lags):.1f} / {1000 * max(idle_lags):.1f} ms")
     table.note("Ours deletes through forget-everything (journal purge record, memory file and kept-aside copies, "
-               "fsync of the folder) 8 users at a time; each deletion lists the folder to find kept-aside copies, "
+               "fsync of the folder) 2 users at a time; each deletion lists the folder to find kept-aside copies, "
                "so its wall time grows with users on disk x users deleted. It runs in worker threads: the loop "
                "stays responsive.")
     table.note(f"The idle row is the same ticker for {IDLE_SECONDS:.0f} s with no sweep: the machine's own noise "

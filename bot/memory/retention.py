@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ACTIVITY_FILE = "activity.json"
-SWEEP_CHUNK = 8  # deletions in flight: few, so replies' own file reads never queue long behind them
+SWEEP_CHUNK = 2  # deletions in flight: few, so the loop never waits long for the GIL or the thread pool
 
 
 class ActivityLog:
