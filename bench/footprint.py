@@ -2,11 +2,11 @@
 
     .venv/bin/python -m bench.footprint [--users 1000] [--runs 5] [--idle 5] [--smoke]
 
-1. Import time, median of --runs fresh interpreters each (interleaved): `import bot.__main__` (what `python -m bot`
+1. Import time, median of --runs fresh interpreters each (interleaved): `import bot.cli` (what `python -m bot`
    imports before it starts; the heavy libraries load later, in `run_bot`) and `import bot.app` (the whole
    application graph) against `python -c "pass"` and a bare `import discord, openai, sklearn`.
 2. Start-up and memory, with the helpers of bench/footprint_rss.py: a temporary DATA_DIR with --users memory files,
-   `python -m bot` with BOT_DISCORD_STANDIN=1 (everything but the Discord login), dummy secrets and
+   `python -m tests.standin` (the bot's test-only entry point: everything but the Discord login), dummy secrets and
    OPENAI_BASE_URL=http://127.0.0.1:9/v1 (nothing listens, nothing leaves); ready = DATA_DIR/heartbeat.json says
    connected. VmRSS after --idle seconds against the bare-imports interpreter (target < 200 MB); then SIGTERM, and
    the exit status must be 0.
@@ -37,7 +37,7 @@ from bench.footprint_rss import (
 
 SNIPPETS = {
     "pass": "pass",
-    "bot.__main__": "import bot.__main__",
+    "bot.cli": "import bot.cli",
     "bot.app": "import bot.app",
     "bare": "import discord, openai, sklearn",
 }
@@ -64,14 +64,13 @@ def run_bot(python: str, root: Path, data_dir: Path, idle: float) -> dict[str, o
             "DISCORD_TOKEN": "bench-dummy-token",
             "OPENAI_API_KEY": "bench-dummy-key",
             "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-            "BOT_DISCORD_STANDIN": "1",
             "LOG_LEVEL": "INFO",
         }
     )
     log_path = root / "bot.log"
     result: dict[str, object] = {}
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([python, "-m", "bot"], cwd=workdir, env=env, stdout=log, stderr=log)
+        proc = subprocess.Popen([python, "-m", "tests.standin"], cwd=workdir, env=env, stdout=log, stderr=log)
         try:
             ready = wait_for_ready(proc, data_dir / "heartbeat.json", 120.0)
             result["ready_s"] = ready
@@ -122,10 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         root = Path(tmp)
         (root / "cwd").mkdir()  # no .env here: only the settings we pass apply
-        names = ["pass", "bot.__main__"] if args.smoke else list(SNIPPETS)
+        names = ["pass", "bot.cli"] if args.smoke else list(SNIPPETS)
         times = import_times(python, root / "cwd", runs, names)
-        imports.add("import bot.__main__ (what python -m bot loads first)", f"{times['bot.__main__']:.2f} s",
-                    f"python -c pass {times['pass']:.2f} s", f"{times['bot.__main__'] - times['pass']:+.2f} s")
+        imports.add("import bot.cli (what python -m bot loads first)", f"{times['bot.cli']:.2f} s",
+                    f"python -c pass {times['pass']:.2f} s", f"{times['bot.cli'] - times['pass']:+.2f} s")
         if not args.smoke:
             imports.add("import bot.app (the whole application)", f"{times['bot.app']:.2f} s",
                         f"import discord, openai, sklearn {times['bare']:.2f} s",

@@ -5,9 +5,9 @@
 What it does, all on this machine and without reaching the internet:
 1. makes a temporary DATA_DIR with --users memory files (DESIGN.md §3 schema, ~--facts facts each);
 2. measures a baseline: a bare `python -c "import discord, openai, sklearn"` process, idle;
-3. starts `python -m bot` with that DATA_DIR, dummy secrets, OPENAI_BASE_URL pointing at a closed local port,
-   and BOT_DISCORD_STANDIN=1 (the bot does everything but the Discord login and reports ready by writing
-   DATA_DIR/heartbeat.json with connected=true);
+3. starts `python -m tests.standin` (the bot's test-only entry point: `python -m bot` doing everything but the
+   Discord login, reporting ready by writing DATA_DIR/heartbeat.json with connected=true) with that DATA_DIR,
+   dummy secrets and OPENAI_BASE_URL pointing at a closed local port;
 4. waits for that heartbeat, idles --idle seconds, reads VmRSS/VmHWM from /proc/<pid>/status;
 5. sends SIGTERM and reports the exit status and how long the shutdown took.
 
@@ -351,13 +351,12 @@ def main() -> int:
                 "DISCORD_TOKEN": "bench-dummy-token",
                 "OPENAI_API_KEY": "bench-dummy-key",
                 "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # discard port: nothing listens, nothing leaves
-                "BOT_DISCORD_STANDIN": "1",
                 "LOG_LEVEL": "INFO",
             },
             pycache,
         )
         with log_path.open("wb") as log:
-            proc = subprocess.Popen([args.python, "-m", "bot"], cwd=workdir, env=env, stdout=log, stderr=log)
+            proc = subprocess.Popen([args.python, "-m", "tests.standin"], cwd=workdir, env=env, stdout=log, stderr=log)
             ready_s = wait_for_ready(proc, data_dir / "heartbeat.json", args.ready_timeout)
             rss_mb = hwm_mb = None
             if ready_s is not None:

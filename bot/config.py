@@ -138,17 +138,6 @@ class Settings(BaseSettings):
         return "not-needed"
 
 
-class HealthSettings(BaseSettings):
-    """What `python -m bot healthcheck` needs, resolved exactly as `Settings` resolves it (environment, `.env`)."""
-
-    model_config = Settings.model_config
-
-    data_dir: Path = Settings.model_fields["data_dir"].default
-    healthcheck_max_age_seconds: float = Field(
-        default=Settings.model_fields["healthcheck_max_age_seconds"].default, gt=0
-    )
-
-
 class SettingsError(Exception):
     """A configuration problem, phrased as one line an admin can act on (never containing a secret value)."""
 
@@ -181,11 +170,3 @@ def load_settings(**overrides: Any) -> Settings:
             "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
         )
     return settings
-
-
-def load_health_settings() -> HealthSettings:
-    """The health check's settings; `SettingsError` (one line) when one of them is malformed."""
-    try:
-        return HealthSettings()
-    except ValidationError as error:
-        raise SettingsError(describe_validation_error(error)) from None

@@ -1,4 +1,9 @@
-"""The `commands.Bot` subclass: receives the shared resources, loads the cogs, keeps the heartbeat fresh."""
+"""The `commands.Bot` subclass: receives the shared resources, loads the cogs, keeps the heartbeat honest.
+
+A `commands.Bot` for its cogs and extensions, but the bot has no prefix commands: people talk to it, and every
+command is a slash command. So messages are not parsed for commands at all (the chat cog's listener handles
+them); otherwise `@bot hello` would be looked up as a command named "hello" and logged as an error.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from discord.ext import commands
 from bot.app import Resources
 from bot.command_sync import sync_if_changed
 from bot.health import write_heartbeat
+from bot.interactions import MemoryCommandTree
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +35,11 @@ def build_intents() -> discord.Intents:
     return intents
 
 
-discord.VoiceClient.warn_nacl = False  # a text bot: the voice-support warnings at start-up are noise
-discord.VoiceClient.warn_dave = False
+def quiet_voice_warnings() -> None:
+    """A text bot: discord.py's start-up warnings about missing voice support are noise. Called when the bot
+    starts (`bot.cli.run_bot`), so importing this module changes nothing in discord.py."""
+    discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
 
 
 class MemoryBot(commands.Bot):
@@ -41,12 +50,19 @@ class MemoryBot(commands.Bot):
             allowed_mentions=discord.AllowedMentions.none(),
             help_command=None,
             max_messages=500,
+            tree_cls=MemoryCommandTree,
         )
         self.resources = resources
         self.force_sync = force_sync
         self.accepting = True
         self.failed_extensions: list[str] = []
+        # True between READY (or RESUMED) and the next disconnect. `is_ready()` is no use for health: it stays
+        # true while discord.py is stuck reconnecting.
+        self.gateway_connected = False
         self._heartbeat: asyncio.Task[None] | None = None
+
+    async def on_message(self, message: discord.Message, /) -> None:
+        """No prefix commands (see the module docstring): the chat cog's listener answers messages."""
 
     async def load_extensions(self) -> None:
         """Load every cog; a broken one is logged and skipped, so the rest of the bot still works."""
@@ -72,21 +88,36 @@ class MemoryBot(commands.Bot):
     async def on_ready(self) -> None:
         user = self.user
         log.info("connected as %s (id %s) to %d guilds", user, user.id if user else "?", len(self.guilds))
-        latency = self.latency * 1000 if self.latency == self.latency else None  # NaN before the first beat
-        await write_heartbeat(
-            self.resources.settings.data_dir, connected=True, latency_ms=latency, guilds=len(self.guilds)
-        )
+        await self._set_connected(True)
+
+    async def on_resumed(self) -> None:
+        log.info("gateway session resumed")
+        await self._set_connected(True)
+
+    async def on_disconnect(self) -> None:
+        if self.gateway_connected:
+            log.warning("disconnected from the Discord gateway; discord.py is reconnecting")
+        await self._set_connected(False)
+
+    async def _set_connected(self, connected: bool) -> None:
+        """Record the gateway state and write the heartbeat at once, so health follows it without waiting."""
+        self.gateway_connected = connected
+        await self._write_heartbeat()
+
+    async def _write_heartbeat(self) -> None:
+        connected = self.gateway_connected and not self.is_closed()
+        latency = self.latency * 1000 if connected and self.latency == self.latency else None  # NaN before a beat
+        try:
+            await write_heartbeat(
+                self.resources.settings.data_dir, connected=connected, latency_ms=latency, guilds=len(self.guilds)
+            )
+        except OSError:
+            log.warning("could not write the heartbeat file", exc_info=True)
 
     async def _beat(self) -> None:
-        """Refresh `DATA_DIR/heartbeat.json` while connected; the container's HEALTHCHECK reads it."""
-        data_dir = self.resources.settings.data_dir
+        """Refresh `DATA_DIR/heartbeat.json` on a timer; the container's HEALTHCHECK reads it."""
         while True:
-            connected = self.is_ready() and not self.is_closed()
-            latency = self.latency * 1000 if connected and self.latency == self.latency else None
-            try:
-                await write_heartbeat(data_dir, connected=connected, latency_ms=latency, guilds=len(self.guilds))
-            except OSError:
-                log.warning("could not write the heartbeat file", exc_info=True)
+            await self._write_heartbeat()
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def close(self) -> None:
@@ -95,6 +126,7 @@ class MemoryBot(commands.Bot):
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
+        self.gateway_connected = False
         try:
             await write_heartbeat(self.resources.settings.data_dir, connected=False, latency_ms=None, guilds=0)
         except OSError:

@@ -4,23 +4,90 @@ A process that merely exists is not a healthy bot: it can be stuck reconnecting 
 running bot rewrites ``DATA_DIR/heartbeat.json`` on a timer while connected, and ``python -m bot healthcheck``
 (a separate, short-lived process) reads it and fails when it is missing, stale, or says "disconnected".
 
-This module imports neither discord nor the LLM client (only the engine's atomic-write helper): the health check
-runs every 30 seconds on a small VPS and must start fast and work without any bot settings (no DISCORD_TOKEN).
+The checking side is standard library only: the health check runs every 30 seconds on a small VPS, from source,
+and must start fast and work without any bot settings (no DISCORD_TOKEN). So it reads its two settings itself
+(`health_settings`), resolved as pydantic-settings resolves them for the bot, instead of importing `bot.config`.
+Only the bot's writer imports the engine's atomic-write helper, when it first writes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import replace_file_sync
-
 HEARTBEAT_FILE = "heartbeat.json"
 """File name of the heartbeat, directly inside DATA_DIR."""
+DEFAULT_DATA_DIR = Path("./data")
+DEFAULT_MAX_AGE_SECONDS = 90.0
+ENV_FILE = ".env"
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSettings:
+    data_dir: Path = DEFAULT_DATA_DIR
+    max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS
+
+
+class HealthSettingsError(ValueError):
+    """A malformed setting, as one line naming it (the health check prints it as the reason)."""
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value.split(" #", 1)[0].split("\t#", 1)[0].strip()  # an unquoted value ends at a comment
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """`KEY=value` lines of a `.env` (optional `export`, quotes, comments), keys upper-cased; {} when absent."""
+    try:
+        text = path.read_text("utf-8")
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return {}
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.strip().removeprefix("export ").strip()
+        values[key.upper()] = _unquote(value)
+    return values
+
+
+def health_settings(environ: Mapping[str, str] | None = None, env_file: Path = Path(ENV_FILE)) -> HealthSettings:
+    """DATA_DIR and HEALTHCHECK_MAX_AGE_SECONDS as the bot's settings resolve them: the environment (any case)
+    over `.env` in the working directory over the defaults, a blank value meaning "the default"."""
+    source = os.environ if environ is None else environ
+    environment = {key.upper(): value for key, value in source.items()}
+    file_values = read_env_file(env_file)
+
+    def lookup(name: str) -> str | None:
+        for values in (environment, file_values):
+            value = values.get(name)
+            if value is not None and value.strip():
+                return value
+        return None
+
+    data_dir = lookup("DATA_DIR")
+    max_age = lookup("HEALTHCHECK_MAX_AGE_SECONDS")
+    seconds = DEFAULT_MAX_AGE_SECONDS
+    if max_age is not None:
+        try:
+            seconds = float(max_age.strip())
+        except ValueError:
+            seconds = float("nan")
+        if not seconds > 0:
+            raise HealthSettingsError(
+                "invalid configuration: HEALTHCHECK_MAX_AGE_SECONDS must be a number of seconds greater than 0"
+            )
+    return HealthSettings(Path(data_dir.strip()) if data_dir is not None else DEFAULT_DATA_DIR, seconds)
 
 
 def heartbeat_path(data_dir: Path) -> Path:
@@ -32,8 +99,12 @@ async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float 
     """Record that the bot is alive, and whether it is connected to Discord right now.
 
     The blocking file write runs in a worker thread so the event loop (and the Discord gateway heartbeat it
-    keeps) is never held up by a slow disk.
+    keeps) is never held up by a slow disk. Imported here, not at the top: the checker must not load them.
     """
+    import asyncio
+
+    from bot.memory.atomic import replace_file_sync
+
     record: dict[str, Any] = {
         "pid": os.getpid(),
         "connected": bool(connected),
@@ -94,11 +165,20 @@ def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | N
     return True, ", ".join(parts)
 
 
-def healthcheck_main(data_dir: Path, max_age_seconds: float) -> int:
+def healthcheck_main(data_dir: Path | None = None, max_age_seconds: float | None = None) -> int:
     """Entry point of ``python -m bot healthcheck``: print the reason, return the exit code (0 ok, 1 not).
 
-    Docker keeps the printed line in ``State.Health.Log``, which is what an operator sees first.
+    Settings not passed in are read from the environment and `.env`. Docker keeps the printed line in
+    ``State.Health.Log``, which is what an operator sees first; it reserves exit status 2, so failures are 1.
     """
+    if data_dir is None or max_age_seconds is None:
+        try:
+            settings = health_settings()
+        except HealthSettingsError as error:
+            print(f"unhealthy: {error}", flush=True)
+            return 1
+        data_dir = settings.data_dir if data_dir is None else data_dir
+        max_age_seconds = settings.max_age_seconds if max_age_seconds is None else max_age_seconds
     ok, reason = check_heartbeat(Path(data_dir), max_age_seconds=max_age_seconds)
     print(reason, flush=True)
     return 0 if ok else 1

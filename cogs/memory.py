@@ -14,6 +14,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.interactions import SafeView
 from bot.memory.models import MemoryFile
 from bot.memory.render import SECTION_LABELS
 
@@ -90,7 +91,7 @@ def build_show_response(memory: MemoryFile, *, paused: bool) -> tuple[discord.Em
     return embed, discord.File(io.BytesIO(data), filename="memory.md")
 
 
-class ConfirmForgetView(discord.ui.View):
+class ConfirmForgetView(SafeView):
     """Two buttons only the caller can press; expires after a minute."""
 
     def __init__(self, owner_id: int, memory: MemoryService, *, timeout: float = CONFIRM_TIMEOUT_SECONDS) -> None:

@@ -16,6 +16,7 @@ client, store, journal, debouncer) talking to the test Chat Completions server, 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 import json
@@ -400,6 +401,54 @@ async def press(view: discord.ui.View, item: discord.ui.Item[Any], interaction: 
     return True
 
 
+async def press_through_discord(view: discord.ui.View, item: discord.ui.Item[Any], interaction: Any) -> bool:
+    """Press as discord.py's view store does (`View._dispatch_item`): checks, callback and the view's own
+    `on_error`; False when the view is stopped and discord.py would drop the press."""
+    interaction.data = {"custom_id": getattr(item, "custom_id", ""), "component_type": 2}
+    task = view._dispatch_item(item, interaction)
+    if task is None:
+        return False
+    await task
+    return True
+
+
+def command_payload(path: str, **options: Any) -> dict[str, Any]:
+    """The `data` of an APPLICATION_COMMAND interaction for `/memory forget fact:x` as `("memory forget", fact=x)`."""
+    kinds = {bool: 5, int: 4, float: 10, str: 3}
+    leaf: list[dict[str, Any]] = [
+        {"type": kinds[type(value)], "name": name, "value": value} for name, value in options.items()
+    ]
+    names = path.split()
+    for name in reversed(names[1:]):
+        leaf = [{"type": 1, "name": name, "options": leaf}]
+    return {"id": str(next_id()), "name": names[0], "type": 1, "options": leaf}
+
+
+async def run_slash(bot: MemoryBot, interaction: Any, path: str, **options: Any) -> Any:
+    """Invoke a slash command as discord.py's gateway handler does: the bot's `CommandTree._from_interaction`
+    (command lookup, option parsing, checks, the callback, the tree's error handler), awaited to the end."""
+    interaction.data = command_payload(path, **options)
+    interaction.type = discord.InteractionType.application_command
+    interaction.client = bot
+    interaction.command_failed = False
+    try:  # the real Interaction.command property reads the slot the tree fills in; a spec'd fake needs it set
+        interaction.command = bot.tree._get_app_command_options(interaction.data)[0]
+    except discord.app_commands.CommandNotFound:
+        interaction.command = None
+    before = asyncio.all_tasks()
+    bot.tree._from_interaction(interaction)
+    await asyncio.gather(*(asyncio.all_tasks() - before))
+    return interaction
+
+
+async def dispatch(bot: MemoryBot, event: str, *args: Any) -> None:
+    """`bot.dispatch(event, *args)` as the gateway does, then wait for every handler it scheduled (the Bot's own
+    `on_<event>` and the cogs' listeners) to finish."""
+    before = asyncio.all_tasks()
+    bot.dispatch(event, *args)
+    await asyncio.gather(*(t for t in asyncio.all_tasks() - before if t.get_name().startswith("discord.py:")))
+
+
 # --- the LLM side -----------------------------------------------------------------------------------------
 
 
@@ -546,6 +595,7 @@ async def build_harness(llm: ScriptedLLM, data_dir: Path, **overrides: Any) -> H
     bot = MemoryBot(resources)
     me = make_client_user()
     bot._connection.user = me  # where discord.py's `Client.user` reads it; no login
+    await bot._async_setup_hook()  # what login does first: binds the bot to the running loop, so dispatch works
     await bot.load_extensions()
     assert not bot.failed_extensions
     return Harness(bot=bot, resources=resources, llm=llm, discord=FakeDiscord(me))

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from bot.health import HEARTBEAT_FILE, check_heartbeat, healthcheck_main, write_heartbeat
+from bot.config import Settings
+from bot.health import (
+    HEARTBEAT_FILE,
+    HealthSettingsError,
+    check_heartbeat,
+    health_settings,
+    healthcheck_main,
+    write_heartbeat,
+)
 
 
 def _write_raw(data_dir: Path, record: object) -> Path:
@@ -235,11 +246,55 @@ async def test_healthcheck_main_exit_codes_and_output(tmp_path: Path, capsys: py
     assert capsys.readouterr().out == "unhealthy: not connected to Discord\n"
 
 
-def test_health_module_does_not_import_discord() -> None:
-    import subprocess
-    import sys
+HEAVY = ("pydantic", "pydantic_settings", "discord", "openai", "aiofiles", "asyncio", "bot.config", "bot.cli")
 
-    code = "import sys, bot.health; print('discord' in sys.modules)"
+
+def test_python_m_bot_healthcheck_imports_only_the_standard_library(tmp_path: Path) -> None:
+    """It runs every 30 s on a 1-vCPU VPS from source: no pydantic, discord.py, openai, aiofiles, not even asyncio.
+    (Before, `python -m bot healthcheck` imported pydantic and pydantic-settings.)"""
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
-    assert result.stdout.strip() == "False"
+    env = {**os.environ, "PYTHONPATH": str(root), "DATA_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", "healthcheck"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout.startswith("unhealthy: no heartbeat file")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert "bot.health" in imported
+    assert not {name for name in imported if name.split(".")[0] in HEAVY or name in HEAVY}
+
+
+ENV_CASES = [
+    ({}, "", None),
+    ({"DATA_DIR": "/srv/env-data"}, "DATA_DIR=/srv/file-data\n", None),  # the environment wins
+    ({}, "# comment\nexport DATA_DIR='/srv/quoted data'\nHEALTHCHECK_MAX_AGE_SECONDS=45 # inline\n", None),
+    ({"data_dir": "/srv/lower"}, 'DATA_DIR="/srv/double"\n', None),  # any case
+    ({"DATA_DIR": ""}, "DATA_DIR=/srv/from-file\nHEALTHCHECK_MAX_AGE_SECONDS=\n", None),  # blank = unset
+    ({"HEALTHCHECK_MAX_AGE_SECONDS": "1e2"}, "", None),
+    ({"HEALTHCHECK_MAX_AGE_SECONDS": "soon"}, "", "HEALTHCHECK_MAX_AGE_SECONDS"),
+    ({}, "HEALTHCHECK_MAX_AGE_SECONDS=-5\n", "HEALTHCHECK_MAX_AGE_SECONDS"),
+]
+
+
+@pytest.mark.parametrize(("environ", "dotenv", "error"), ENV_CASES)
+def test_health_settings_resolve_like_the_bots_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], dotenv: str, error: str | None
+) -> None:
+    """The stdlib reader agrees with pydantic-settings (what the bot uses) on every case, errors included."""
+    for name in list(os.environ):
+        if name.upper() in {"DATA_DIR", "HEALTHCHECK_MAX_AGE_SECONDS"}:
+            monkeypatch.delenv(name)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(dotenv, "utf-8")
+    try:
+        bot_settings = Settings(discord_token="x")  # reads os.environ and ./.env
+    except ValidationError as failure:
+        assert error is not None and error.lower() in str(failure).lower()
+        with pytest.raises(HealthSettingsError, match=error):
+            health_settings()
+        return
+    assert error is None
+    mine = health_settings()
+    assert (mine.data_dir, mine.max_age_seconds) == (bot_settings.data_dir, bot_settings.healthcheck_max_age_seconds)

@@ -1,7 +1,7 @@
 """The real process: `python -m bot` started as a subprocess, stopped with real signals, its files checked.
 
 Nothing here reaches the internet. The LLM is `python -m tests.llm_server` on 127.0.0.1 (a real HTTP server,
-scripted per test); Discord is replaced by the bot's stand-in seam (`BOT_DISCORD_STANDIN=1`: no login, everything
+scripted per test); Discord is replaced by the test-only entry point `python -m tests.standin` (no login, everything
 else real: settings, logging, cogs, journal replay, debouncer, extractor, store, signal handling, shutdown).
 
 Each process runs in an empty working directory with the repository on PYTHONPATH and every bot setting removed
@@ -37,7 +37,6 @@ from tests.llm_server import Response, dump_script, error, extraction, stall
 
 REPO = Path(__file__).resolve().parent.parent
 SETTING_NAMES = {name.upper() for name in Settings.model_fields}
-STANDIN = "BOT_DISCORD_STANDIN"
 TOKEN = "MTE5OTk5OTk5OTk5OTk5OTk5.GtEsT1.known-discord-token-value-0123456789abcdefghij"
 API_KEY = "sk-test-known-openai-key-value-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 CHANNEL = 900000000000000001
@@ -51,7 +50,7 @@ def clean_env(**settings: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key.upper() not in SETTING_NAMES and key != STANDIN and "PROXY" not in key.upper()
+        if key.upper() not in SETTING_NAMES and "PROXY" not in key.upper()
     }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env["NO_PROXY"] = "*"
@@ -60,10 +59,10 @@ def clean_env(**settings: str) -> dict[str, str]:
 
 
 def run_bot_command(
-    args: Sequence[str], cwd: Path, env: dict[str, str], timeout: float = 60
+    args: Sequence[str], cwd: Path, env: dict[str, str], timeout: float = 60, module: str = "bot"
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -157,7 +156,7 @@ class BotProcess:
         err = open(self.workdir / "bot.stderr", "w+", encoding="utf-8")  # noqa: SIM115
         self.files = [out, err]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot"], cwd=self.workdir, env=self.env, stdout=out, stderr=err, text=True
+            [sys.executable, "-m", "tests.standin"], cwd=self.workdir, env=self.env, stdout=out, stderr=err, text=True
         )
         return self
 
@@ -239,7 +238,6 @@ def standin_env(data_dir: Path, base_url: str, **settings: str) -> dict[str, str
         "MEMORY_DEBOUNCE_SECONDS": "600",  # only the shutdown flush can save anything
         "MEMORY_MAX_WAIT_SECONDS": "1200",
         "SHUTDOWN_TIMEOUT_SECONDS": "15",
-        STANDIN: "1",
     }
     return clean_env(**{**defaults, **settings})
 
@@ -275,6 +273,19 @@ def test_unusable_data_dir_exits_2_with_one_line(workdir: Path, layout: str) -> 
     assert result.returncode == 2, result.stderr
     assert_one_clean_line(result.stderr, "DATA_DIR", str(data_dir))
     assert blocker.read_text() == "not a folder"
+
+
+def test_discord_unreachable_exits_1_with_one_line_and_no_traceback(workdir: Path) -> None:
+    """No network (here: the real login against a port where nothing listens): one line, not a traceback."""
+    data_dir = workdir / "data"
+    env = standin_env(data_dir, "http://127.0.0.1:9/v1", SHUTDOWN_TIMEOUT_SECONDS="5")
+    result = run_bot_command(["--unreachable-discord"], workdir, env, module="tests.standin")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    failures = [line for line in result.stderr.splitlines() if "memory-bot:" in line or "ERROR" in line]
+    assert len(failures) == 1, result.stderr
+    assert "cannot reach Discord" in failures[0]
+    assert TOKEN not in result.stderr
 
 
 # --- 4-7: SIGTERM and SIGINT flush pending memory -----------------------------------------------------------

@@ -1,0 +1,210 @@
+"""The command line behind `python -m bot`: runs the Discord bot, or `console` to chat in the terminal.
+
+Start-up failures an admin can fix (missing or malformed settings, an unusable DATA_DIR) print one line naming the
+problem and exit with status 2, without a traceback and without ever printing a secret. SIGTERM and SIGINT stop
+intake, flush pending memory updates through the extractor and the store (bounded by SHUTDOWN_TIMEOUT_SECONDS),
+close cleanly and exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.config import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
+    from bot.app import Resources
+    from bot.discord_bot import MemoryBot
+
+log = logging.getLogger("bot")
+
+EXIT_OK = 0
+EXIT_RUNTIME = 1
+EXIT_CONFIG = 2
+
+Connect = Callable[["MemoryBot"], Coroutine[Any, Any, object]]
+"""How the bot reaches Discord: logs in and runs until closed (tests pass one that never touches the network)."""
+
+
+def _fail(message: str, status: int = EXIT_CONFIG) -> int:
+    print(f"memory-bot: {message}", file=sys.stderr)
+    return status
+
+
+def check_data_dir(data_dir: Path) -> str | None:
+    """One line saying why DATA_DIR cannot hold memory, or None when it can.
+
+    Checked before the heavy imports (discord.py, openai, scikit-learn take seconds on a small VPS), so an admin
+    who points DATA_DIR at the wrong place hears about it at once. The store checks again when it starts.
+    """
+    from bot.memory.atomic import ensure_writable_folder
+
+    try:
+        ensure_writable_folder(data_dir)  # the journal, pause list and heartbeat
+        ensure_writable_folder(data_dir / "memory")
+    except OSError as error:
+        return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
+    return None
+
+
+def _user_id(text: str) -> int:
+    """A Discord user id (a positive decimal snowflake): memory files are named after it."""
+    if not text.isdecimal() or not 0 < int(text) < 2**64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Discord user id (a positive whole number)")
+    return int(text)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord bot with long-term memory.")
+    parser.add_argument(
+        "--sync-commands", action="store_true", help="sync slash commands now, even if unchanged"
+    )
+    sub = parser.add_subparsers(dest="command")
+    console = sub.add_parser("console", help="chat in the terminal through the same memory pipeline")
+    console.add_argument("--user-id", type=_user_id, required=True, help="the Discord user id whose memory to use")
+    console.add_argument("--name", default="you", help="the display name to use for you")
+    sub.add_parser("healthcheck", help="exit 0 when the running bot's heartbeat is fresh and connected")
+    return parser.parse_args(argv)
+
+
+def _install_stop_handlers(stop: asyncio.Event) -> None:
+    """SIGTERM (docker stop) and SIGINT (Ctrl-C) both ask for a clean, flushing shutdown."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+
+async def connect_to_discord(bot: MemoryBot) -> None:
+    await bot.start(bot.resources.settings.discord_token.get_secret_value())
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = connect_to_discord) -> int:
+    import aiohttp
+    import discord
+
+    from bot.app import DataDirError, build_resources, start_memory
+    from bot.discord_bot import MemoryBot, quiet_voice_warnings
+
+    quiet_voice_warnings()
+    resources = build_resources(settings)
+    try:
+        resumed = start_memory(resources)
+    except DataDirError as error:
+        await resources.aclose()
+        return _fail(str(error))
+    stop = asyncio.Event()
+    _install_stop_handlers(stop)
+    bot = MemoryBot(resources, force_sync=force_sync)
+    # Everything imported so far (discord, openai, sklearn, pydantic) lives as long as the process: freezing it
+    # keeps full garbage collections from walking it again and again, which stalled the event loop for 100+ ms.
+    gc.collect()
+    gc.freeze()
+    log.info(
+        "starting: chat model %s, memory model %s, %d journaled turns resumed",
+        settings.chat_model, settings.effective_memory_model, resumed,
+    )
+    runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
+
+    status = EXIT_OK
+    if runner.done():
+        failure = None if runner.cancelled() else runner.exception()
+        if isinstance(failure, discord.LoginFailure):
+            status = _fail("Discord rejected DISCORD_TOKEN; check the bot token in the Developer Portal", EXIT_RUNTIME)
+        elif isinstance(failure, discord.PrivilegedIntentsRequired):
+            status = _fail(
+                "the Message Content intent is not enabled: Developer Portal > Bot > Privileged Gateway Intents",
+                EXIT_RUNTIME,
+            )
+        elif isinstance(failure, OSError | TimeoutError | aiohttp.ClientError | discord.GatewayNotFound):
+            # No network, DNS failing, a firewall: one line, as for a bad token (aiohttp's connection errors are
+            # OSErrors too); after login, discord.py itself keeps reconnecting.
+            status = _fail(f"cannot reach Discord ({_one_line(failure)}); check this machine's network", EXIT_RUNTIME)
+        elif failure is not None:
+            log.error("the Discord connection failed: %s", type(failure).__name__, exc_info=failure)
+            status = EXIT_RUNTIME
+    else:
+        log.info("stop requested; flushing pending memory updates")
+    await shutdown(bot, resources, settings.shutdown_timeout_seconds)
+    stopper.cancel()
+    runner.cancel()
+    return status
+
+
+async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None:
+    """Stop intake, flush memory (most of the grace period), then close Discord and the HTTP client.
+
+    All of it, and the interpreter's own exit after it (about a second on a busy small VPS), fits in `timeout`
+    (SHUTDOWN_TIMEOUT_SECONDS), so a container's stop grace period above it is never reached: what the flush could
+    not finish in its share stays journaled for the next start.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout - min(1.0, 0.2 * timeout)  # the rest is for the process to exit
+    bot.accepting = False
+    flush_budget = max(timeout - 3.0, timeout * 0.65)
+    flushed = await resources.memory.shutdown(flush_budget)
+    try:
+        await asyncio.wait_for(bot.close(), timeout=max(0.1, min(2.0, deadline - loop.time() - 0.2)))
+    except TimeoutError:
+        log.warning("closing the Discord connection timed out")
+    try:
+        await asyncio.wait_for(resources.aclose(), timeout=max(0.1, deadline - loop.time()))
+    except TimeoutError:
+        log.warning("closing the LLM client timed out")
+    log.info("shut down cleanly%s", "" if flushed else " (some updates stay journaled for the next start)")
+
+
+def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_discord) -> int:
+    """Run what the arguments ask for; `connect` is how the bot reaches Discord (a seam for tests)."""
+    args = parse_args(argv)
+    if args.command == "healthcheck":
+        from bot.health import healthcheck_main
+
+        return healthcheck_main()
+
+    overrides: dict[str, object] = {}
+    if args.command == "console" and not os.environ.get("DISCORD_TOKEN"):
+        overrides["discord_token"] = "unused-by-the-console"  # noqa: S105 (a placeholder, not a secret)
+    try:
+        settings = load_settings(**overrides)
+    except SettingsError as error:
+        return _fail(str(error))
+
+    problem = check_data_dir(settings.data_dir)
+    if problem is not None:
+        return _fail(problem)
+
+    from bot.logging_setup import configure_logging
+
+    secrets = [settings.discord_token.get_secret_value()]
+    if settings.openai_api_key is not None:
+        secrets.append(settings.openai_api_key.get_secret_value())
+    configure_logging(settings.log_level, secrets=secrets)
+
+    try:
+        if args.command == "console":
+            from bot.console import run_console
+
+            return asyncio.run(run_console(settings, user_id=args.user_id, name=args.name))
+        return asyncio.run(run_bot(settings, force_sync=args.sync_commands, connect=connect))
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
