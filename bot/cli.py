@@ -56,6 +56,17 @@ def check_data_dir(data_dir: Path) -> str | None:
     return None
 
 
+def env_file_warning(path: Path = Path(".env")) -> str | None:
+    """A line asking to `chmod 600` a `.env` that other users of the machine can read (it holds the secrets)."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return f"{path} is readable by other users of this machine (mode {mode:o}); run: chmod 600 {path}"
+
+
 def _user_id(text: str) -> int:
     """A Discord user id (a positive decimal snowflake): memory files are named after it."""
     if not text.isdecimal() or not 0 < int(text) < 2**64:
@@ -194,7 +205,9 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     secrets = [settings.discord_token.get_secret_value()]
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
-    configure_logging(settings.log_level, secrets=secrets)
+    configure_logging(settings.log_level, secrets=secrets, log_prompts=settings.log_prompts)
+    if (warning := env_file_warning()) is not None:
+        log.warning("%s", warning)
 
     try:
         if args.command == "console":

@@ -81,6 +81,7 @@ class Settings(BaseSettings):
 
     # --- Process ---
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_prompts: bool = False
     shutdown_timeout_seconds: float = Field(default=20.0, gt=0)
     healthcheck_max_age_seconds: float = Field(default=90.0, gt=0)
 

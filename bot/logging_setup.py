@@ -1,9 +1,12 @@
-"""Logging: one readable line per event on stderr, level from LOG_LEVEL, secrets redacted.
+"""Logging: one readable line per event on stderr, level from LOG_LEVEL, secrets redacted, no message text.
 
 Library loggers that print request URLs or payload details at INFO (httpx, discord's gateway chatter) are kept at
-WARNING unless LOG_LEVEL is DEBUG, so INFO stays a log of ids and counts. Every formatted line (tracebacks
-included) passes through a redactor that replaces the token and API key values, whatever logged them; warnings
-and uncaught exceptions (main thread or any other) are logged too, so they cannot print around it.
+WARNING unless LOG_LEVEL is DEBUG, so INFO stays a log of ids and counts. At DEBUG the libraries that log whole
+payloads (the OpenAI SDK's request options hold the prompt: message text and memory; discord.py's HTTP and
+gateway debug lines hold messages) stay at INFO unless LOG_PROMPTS=true asks for them too, so DEBUG alone never
+puts conversation text in the log. Every formatted line (tracebacks included) passes through a redactor that
+replaces the token and API key values, whatever logged them; warnings and uncaught exceptions (main thread or any
+other) are logged too, so they cannot print around it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 
 _NOISY = ("httpx", "httpcore", "openai", "discord.gateway", "discord.client", "discord.http", "aiohttp")
+PAYLOAD_LOGGERS = ("openai", "httpcore", "discord.gateway", "discord.http", "discord.webhook", "discord.state")
+"""Loggers whose DEBUG lines carry message text or prompts."""
 REDACTED = "[redacted]"
 
 
@@ -45,7 +50,7 @@ def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
         _log_uncaught(f"thread {name}")(args.exc_type, args.exc_value, args.exc_traceback)
 
 
-def configure_logging(level: str, *, secrets: Iterable[str] = ()) -> None:
+def configure_logging(level: str, *, secrets: Iterable[str] = (), log_prompts: bool = False) -> None:
     """Route everything that can print (log records, warnings, uncaught exceptions) through the redactor."""
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught("the main thread")
@@ -57,5 +62,11 @@ def configure_logging(level: str, *, secrets: Iterable[str] = ()) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    debug = level == "DEBUG"
     for name in _NOISY:
-        logging.getLogger(name).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.WARNING)
+    for name in PAYLOAD_LOGGERS:
+        if debug and not log_prompts:
+            logging.getLogger(name).setLevel(logging.INFO)
+        elif name not in _NOISY:
+            logging.getLogger(name).setLevel(logging.NOTSET)

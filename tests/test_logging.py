@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.logging_setup import _NOISY, REDACTED, RedactingFormatter, configure_logging
+from bot.logging_setup import _NOISY, PAYLOAD_LOGGERS, REDACTED, RedactingFormatter, configure_logging
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"
 API_KEY = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
@@ -21,7 +21,7 @@ API_KEY = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
 def restore_logging() -> Iterator[None]:
     root = logging.getLogger()
     saved = root.handlers[:], root.level
-    levels = {name: logging.getLogger(name).level for name in _NOISY}
+    levels = {name: logging.getLogger(name).level for name in _NOISY + PAYLOAD_LOGGERS}
     hooks = sys.excepthook, threading.excepthook
     yield
     root.handlers[:], root.level = saved[0], saved[1]
@@ -112,10 +112,17 @@ def test_noisy_loggers_are_quiet_at_info(restore_logging: None, capsys: pytest.C
     assert "HTTP Request" not in err and "ours" in err
 
 
-def test_debug_lets_everything_through(restore_logging: None) -> None:
+def test_debug_keeps_payload_loggers_at_info_unless_prompts_are_asked_for(restore_logging: None) -> None:
     configure_logging("DEBUG")
     assert logging.getLogger().level == logging.DEBUG
-    assert all(logging.getLogger(name).getEffectiveLevel() == logging.DEBUG for name in _NOISY)
+    for name in _NOISY:
+        expected = logging.INFO if name in PAYLOAD_LOGGERS else logging.DEBUG
+        assert logging.getLogger(name).getEffectiveLevel() == expected, name
+    assert logging.getLogger("bot").getEffectiveLevel() == logging.DEBUG
+    configure_logging("DEBUG", log_prompts=True)
+    assert all(logging.getLogger(name).getEffectiveLevel() == logging.DEBUG for name in _NOISY + PAYLOAD_LOGGERS)
+    configure_logging("INFO", log_prompts=True)  # LOG_PROMPTS alone changes nothing
+    assert all(logging.getLogger(name).getEffectiveLevel() >= logging.INFO for name in _NOISY + PAYLOAD_LOGGERS)
 
 
 def test_warnings_and_uncaught_exceptions_cannot_print_around_the_redactor(

@@ -288,6 +288,20 @@ def test_discord_unreachable_exits_1_with_one_line_and_no_traceback(workdir: Pat
     assert TOKEN not in result.stderr
 
 
+@pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o600, False)])
+def test_a_dotenv_others_can_read_is_warned_about(workdir: Path, mode: int, warned: bool) -> None:
+    """The secrets live in `.env`: a copy readable by every user of the machine gets a warning at start."""
+    data_dir = workdir / "data"
+    dotenv = workdir / ".env"
+    dotenv.write_text(f"DISCORD_TOKEN={TOKEN}\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\nDATA_DIR={data_dir}\n")
+    dotenv.chmod(mode)
+    env = clean_env(SHUTDOWN_TIMEOUT_SECONDS="5")
+    result = run_bot_command(["--unreachable-discord"], workdir, env, module="tests.standin")
+    assert result.returncode == 1, result.stderr
+    assert ("chmod 600 .env" in result.stderr) == warned, result.stderr
+    assert TOKEN not in result.stderr
+
+
 # --- 4-7: SIGTERM and SIGINT flush pending memory -----------------------------------------------------------
 
 

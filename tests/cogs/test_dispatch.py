@@ -7,6 +7,9 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import sys
+import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +17,7 @@ import pytest
 
 from bot.health import check_heartbeat
 from bot.interactions import APOLOGY
+from bot.logging_setup import _NOISY, PAYLOAD_LOGGERS, configure_logging
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import (
     Harness,
@@ -195,3 +199,37 @@ async def test_the_heartbeat_follows_ready_disconnect_and_resume(harness: Harnes
     await dispatch(bot, "resumed")
     assert heartbeat(harness)["connected"] is True
     assert datetime.fromisoformat(heartbeat(harness)["updatedAt"]) <= datetime.now(UTC)
+
+
+# --- LOG_LEVEL=DEBUG keeps conversation text out of the log unless LOG_PROMPTS=true ---------------------------
+
+
+@pytest.fixture
+def debug_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    names = _NOISY + PAYLOAD_LOGGERS
+    levels = {name: logging.getLogger(name).level for name in names}
+    hooks = sys.excepthook, threading.excepthook
+    yield
+    root.handlers[:], root.level = saved
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    sys.excepthook, threading.excepthook = hooks
+    logging.captureWarnings(False)
+
+
+@pytest.mark.parametrize("log_prompts", [False, True])
+async def test_debug_logs_hold_no_message_text_unless_log_prompts(
+    scene: Scene, capsys: pytest.CaptureFixture[str], debug_logging: None, log_prompts: bool
+) -> None:
+    secret_words = "my-private-diary-entry-about-tuesday"
+    await seed_memory(scene.h.memory, ALICE_ID, [FACT])
+    configure_logging("DEBUG", log_prompts=log_prompts)
+    scene.h.llm.say(reply("Noted, Alice."))
+    await dispatch(scene.h.bot, "message", scene.h.discord.message(scene.alice_dm, scene.alice_user, secret_words))
+    await scene.h.settle()
+    err = capsys.readouterr().err
+    assert "Sending HTTP Request: POST" in err or "HTTP Request: POST" in err, "DEBUG is on"
+    assert (secret_words in err) == log_prompts
+    assert (FACT in err) == log_prompts
