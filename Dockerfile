@@ -6,8 +6,10 @@
 #   (-e DATA_DIR=/data wins over the DATA_DIR=./data line of a copied .env.example)
 #
 # Two stages: the builder makes /opt/venv (pip, its caches and any build tooling stay there); the final stage
-# copies only the finished venv and the application code. Dependencies are installed from pyproject.toml
-# alone, before any code is copied, so editing bot/ or cogs/ rebuilds only the last, small layers.
+# copies only the finished venv and the application code. Dependencies are installed from requirements.lock
+# (every package pinned, generated from pyproject.toml by scripts/lock-requirements), before any code is copied:
+# a rebuild months later gets the versions the tests ran with, and editing bot/ or cogs/ rebuilds only the last,
+# small layers.
 
 # ---------------------------------------------------------------------------------------------------------
 FROM python:3.12-slim AS builder
@@ -26,11 +28,10 @@ ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /src
 
-# Dependencies only: this layer is rebuilt when pyproject.toml changes, not when the code does.
-# The runtime dependency list is read from [project].dependencies (no dev extras).
-COPY pyproject.toml ./
-RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
- && pip install --no-compile -r /tmp/requirements.txt
+# Dependencies only: this layer is rebuilt when the lock file changes, not when the code does.
+COPY requirements.lock ./
+RUN pip install --no-compile --no-deps -r requirements.lock \
+ && pip check
 
 # Trim what never runs in production, so the venv stays under 200 MB (scikit-learn + scipy + numpy are most of
 # it): the big libraries' own test suites; build-time files (Cython sources, C headers and sources, static
@@ -59,7 +60,7 @@ RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     done \
  && rm -f /tmp/original.so \
  && python -m pip uninstall -y -q pip setuptools wheel \
- && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
+ && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
  && find /opt/venv -depth -type d -name __pycache__ -exec rm -rf {} +
 
 # ---------------------------------------------------------------------------------------------------------

@@ -405,11 +405,11 @@ async def press_through_discord(view: discord.ui.View, item: discord.ui.Item[Any
     """Press as discord.py's view store does (`View._dispatch_item`): checks, callback and the view's own
     `on_error`; False when the view is stopped and discord.py would drop the press."""
     interaction.data = {"custom_id": getattr(item, "custom_id", ""), "component_type": 2}
-    task = view._dispatch_item(item, interaction)
-    if task is None:
-        return False
-    await task
-    return True
+    before = asyncio.all_tasks()
+    view._dispatch_item(item, interaction)  # schedules the press as a task (returned only by discord.py >= 2.6)
+    scheduled = asyncio.all_tasks() - before
+    await asyncio.gather(*scheduled)
+    return bool(scheduled)
 
 
 def command_payload(path: str, **options: Any) -> dict[str, Any]:
