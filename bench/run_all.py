@@ -30,6 +30,7 @@ BENCHMARKS = (
     "extraction_cost",
     "store_throughput",
     "retention_sweep",
+    "load_lag",
     "footprint",
 )
 
