@@ -1,10 +1,13 @@
 """Applying a validated extraction to a user's memory (DESIGN.md §2.3): the only code that changes memory content.
 
 - Summaries are overwritten where `shouldUpdate` is true and the new text is non-empty.
-- `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error).
+- `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error), never a fact the user
+  wrote or corrected, and not a fact about the same thing as a new fact that was not stored ("loves X" stays when
+  "hates X" is refused or below the threshold: a correction without its replacement would just lose memory).
 - New facts need the confidence threshold, must pass the poisoning guard, and are de-duplicated: an exact
   (case-, width- and space-insensitive) or near duplicate confirms the existing fact instead of adding a copy.
-- Past the cap, the least valuable facts (lowest confidence, then least recently confirmed) are evicted.
+- Past the cap, the least valuable facts (lowest confidence, then least recently confirmed) are evicted; facts the
+  user wrote or corrected are never evicted.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from difflib import SequenceMatcher
 
 from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
-from bot.memory.models import USER_SECTIONS, ExtractionResult, Fact, MemoryFile, Section, iso, new_fact_id
+from bot.memory.models import ExtractionResult, Fact, MemoryFile, iso, new_fact_id
 from bot.memory.selector import analyze
 
 MAX_SUMMARY_CHARS = 1200
@@ -125,17 +128,16 @@ def apply_extraction(
         text = update.summary.strip()[:MAX_SUMMARY_CHARS]
         if not update.shouldUpdate or not text or rejection_reason(text):
             continue
-        section: Section = getattr(memory.user if name in USER_SECTIONS else memory.history, name)
+        section = memory.section(name)
         if section.summary != text:
-            section.summary = text
-            section.updatedAt = stamp
+            section.replace(text, now)
             report.sections_updated += 1
 
     to_remove = set(result.factsToRemove)
-    if to_remove:
-        kept = [fact for fact in memory.facts if fact.id not in to_remove]
-        report.facts_removed = len(memory.facts) - len(kept)
-        memory.facts = kept
+    before = list(memory.facts)
+    removed = [fact for fact in memory.facts if fact.id in to_remove and not fact.user_owned]
+    memory.facts = [fact for fact in memory.facts if not (fact.id in to_remove and not fact.user_owned)]
+    dropped: list[str] = []  # new facts not stored: removals about the same thing are taken back below
 
     for candidate in result.newFacts:
         content = candidate.content[:MAX_FACT_CHARS].strip()
@@ -143,9 +145,11 @@ def apply_extraction(
             continue
         if candidate.confidence < min_confidence:
             report.facts_below_threshold += 1
+            dropped.append(content)
             continue
         if rejection_reason(content):
             report.facts_refused += 1
+            dropped.append(content)
             continue
         twin = _closest(memory.facts, content)
         if twin is not None and twin[1] >= duplicate_similarity:
@@ -169,13 +173,27 @@ def apply_extraction(
         )
         report.facts_added += 1
 
+    kept_back = [fact for fact in removed if any(_same_subject(fact.content, text) for text in dropped)]
+    if kept_back:  # back in their places
+        old = {id(fact) for fact in before}
+        keep = {id(fact) for fact in kept_back} | {id(fact) for fact in memory.facts}
+        memory.facts = [fact for fact in before if id(fact) in keep] + [f for f in memory.facts if id(f) not in old]
+    report.facts_removed = len(removed) - len(kept_back)
+
     overflow = len(memory.facts) - max(max_facts, 0)
     if overflow > 0:
-        ranked = sorted(range(len(memory.facts)), key=lambda i: _fact_value(memory.facts[i]))
+        evictable = [i for i, fact in enumerate(memory.facts) if not fact.user_owned]
+        ranked = sorted(evictable, key=lambda i: _fact_value(memory.facts[i]))
         evicted = set(ranked[:overflow])  # by position, so even a file with repeated ids loses exactly `overflow`
         memory.facts = [fact for i, fact in enumerate(memory.facts) if i not in evicted]
-        report.facts_evicted = overflow
+        report.facts_evicted = len(evicted)
     return report
+
+
+def _same_subject(old: str, new: str) -> bool:
+    """True when a new statement is about what an old one says (they share a content word), as a contradicting
+    correction is: "Loves sushi" / "Hates sushi"."""
+    return bool(_tokens(normalise(old)) & _tokens(normalise(new)) - {"¬"})
 
 
 def _closest(facts: list[Fact], content: str) -> tuple[Fact, float] | None:

@@ -9,15 +9,21 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 MEMORY_VERSION = "1.0"
 USER_SECTIONS = ("workContext", "personalContext", "topOfMind")
 HISTORY_SECTIONS = ("recentMonths", "earlierContext", "longTermBackground")
 FACT_CATEGORIES = ("preference", "knowledge", "context", "behavior", "goal", "relationship")
+SECTION_NAMES = USER_SECTIONS + HISTORY_SECTIONS
+ORIGIN_USER = "user"  # a fact the user wrote with `/memory remember`
+ORIGIN_CORRECTED = "corrected"  # a fact the user rewrote with `/memory edit`
+USER_ORIGINS = frozenset({ORIGIN_USER, ORIGIN_CORRECTED})
+SUMMARY_HISTORY_SECONDS = 24 * 3600  # how far back `/memory forget minutes:` can put a summary back
+SUMMARY_HISTORY_KEPT = 8  # previous values kept per summary, at most
 
 
 def utc_now() -> datetime:
@@ -39,9 +45,61 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+class PreviousSummary(_Open):
+    """A value a summary had until `replacedAt` (it was written at `updatedAt`)."""
+
+    summary: str = ""
+    updatedAt: str = ""
+    replacedAt: str = ""
+
+
 class Section(_Open):
     summary: str = ""
     updatedAt: str = ""
+    # The values this summary had during the last day, newest last: what `/memory forget minutes:` puts back.
+    previous: list[PreviousSummary] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_history(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An empty history is not written: files keep the seed's shape until there is something to keep."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.previous:
+            data.pop("previous", None)
+        return data
+
+    def replace(self, text: str, now: datetime) -> None:
+        """Overwrite the summary, keeping the old value in a short, bounded history (a day, a few values)."""
+        stamp = iso(now)
+        if self.summary or self.updatedAt:
+            self.previous.append(PreviousSummary(summary=self.summary, updatedAt=self.updatedAt, replacedAt=stamp))
+        horizon = iso(now - timedelta(seconds=SUMMARY_HISTORY_SECONDS))
+        self.previous = [old for old in self.previous if old.replacedAt >= horizon][-SUMMARY_HISTORY_KEPT:]
+        self.summary = text
+        self.updatedAt = stamp
+
+    def clear(self) -> None:
+        """Forget the summary and every previous value of it."""
+        self.summary = ""
+        self.updatedAt = ""
+        self.previous = []
+
+    def rewind(self, since: datetime) -> bool:
+        """Put back the value the summary had at `since`, dropping what was written after; True if it changed.
+
+        Empty when the history does not reach back that far (a value older than what is kept is not known, so the
+        safe answer is to forget it rather than guess).
+        """
+        cutoff = iso(since)
+        if not self.updatedAt or self.updatedAt < cutoff:
+            return False
+        kept = [old for old in self.previous if old.replacedAt < cutoff]
+        before = next((old for old in reversed(self.previous) if old.updatedAt < cutoff <= old.replacedAt), None)
+        self.previous = kept
+        if before is None:
+            self.summary, self.updatedAt = "", ""
+        else:
+            self.summary, self.updatedAt = before.summary, before.updatedAt
+        return True
 
 
 class UserContext(_Open):
@@ -64,6 +122,26 @@ class Fact(_Open):
     createdAt: str = ""
     source: str = ""
     lastConfirmedAt: str = ""
+    # "" learned by the model; "user" written by the user; "corrected" rewritten by the user (written only when set)
+    origin: str = ""
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _known_origin(cls, value: Any) -> str:
+        """Anything but a known marker reads as "learned by the model": a stray value never costs the whole file."""
+        return value if isinstance(value, str) and value in USER_ORIGINS else ""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_origin(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not self.origin:
+            data.pop("origin", None)
+        return data
+
+    @property
+    def user_owned(self) -> bool:
+        """Written or corrected by the user: only the user may remove it; the model never does."""
+        return self.origin in USER_ORIGINS
 
 
 class MemoryFile(_Open):
@@ -86,6 +164,14 @@ class MemoryFile(_Open):
 
     def fact_by_id(self, fact_id: str) -> Fact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
+
+    def section(self, name: str) -> Section:
+        """One of the six summaries by name (`KeyError` for any other name)."""
+        if name in USER_SECTIONS:
+            return getattr(self.user, name)  # type: ignore[no-any-return]
+        if name in HISTORY_SECTIONS:
+            return getattr(self.history, name)  # type: ignore[no-any-return]
+        raise KeyError(name)
 
 
 # --- the extractor's answer -------------------------------------------------------------------------------

@@ -196,7 +196,7 @@ async def test_unknown_fields_survive_an_edit_round_trip(store: MemoryStore) -> 
         "futureTopLevel": {"nested": [1, 2, {"x": None}]},
         "user": {"workContext": {"summary": "Dev.", "updatedAt": "", "mood": "busy"}, "extraSection": "keep"},
         "history": {"recentMonths": {"summary": "", "updatedAt": ""}},
-        "facts": [{"id": "fact_a", "content": "Likes tea", "confidence": 0.9, "origin": {"msg": 42}}],
+        "facts": [{"id": "fact_a", "content": "Likes tea", "confidence": 0.9, "provenance": {"msg": 42}}],
     }
     store.path_for(UID).write_text(json.dumps(original))
     async with store.edit(UID) as memory:
@@ -205,7 +205,7 @@ async def test_unknown_fields_survive_an_edit_round_trip(store: MemoryStore) -> 
     assert saved["futureTopLevel"] == {"nested": [1, 2, {"x": None}]}
     assert saved["user"]["workContext"]["mood"] == "busy"
     assert saved["user"]["extraSection"] == "keep"
-    assert saved["facts"][0]["origin"] == {"msg": 42}
+    assert saved["facts"][0]["provenance"] == {"msg": 42}
     assert [f["content"] for f in saved["facts"]] == ["Likes tea", "Likes hiking"]
 
 
