@@ -19,7 +19,6 @@ from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
-from bot.metrics import BotMetrics
 from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
 
 
@@ -34,7 +33,6 @@ class Resources:
     chat: ChatModel
     memory: MemoryService
     switches: MemorySwitches
-    metrics: BotMetrics
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -80,9 +78,7 @@ def build_resources(settings: Settings) -> Resources:
         disabled_guilds=settings.memory_disabled_guild_ids,
         disabled_channels=settings.memory_disabled_channel_ids,
     )
-    return Resources(
-        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory)
-    )
+    return Resources(settings=settings, client=client, chat=chat, memory=memory, switches=switches)
 
 
 def start_memory(resources: Resources) -> int:

@@ -100,7 +100,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             print("(memory wiped)", flush=True)
             continue
         current = HistoryEntry(user_id, name, text)
-        block = await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)
+        block = (await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)).text
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
         past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from discord.ext import commands
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
+from bot.memory.service import MemoryPrompt
 from bot.ratelimit import RateLimiter
 from bot.splitting import split_message
 
@@ -150,7 +150,6 @@ class ChatCog(commands.Cog):
         if not await self.should_reply(message):
             return
         author = message.author
-        started = time.perf_counter()
         self.memory.note_activity(author.id)
         if not self.limiter.allow(author.id):
             if self.limiter.should_notice(author.id):
@@ -167,17 +166,18 @@ class ChatCog(commands.Cog):
             async with contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 history = await self.history_before(message, bot_id)
-                answer = await self.bot.resources.metrics.chat_request(self.answer(message, history, current))
+                answer, used = await self.answer(message, history, current)
         except openai.OpenAIError:
             log.exception("reply to message %s failed", message.id)
             await self._send(message, [LLM_ERROR_REPLY])
             return
         sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
-        self.bot.resources.metrics.reply_finished(started, sent=sent is not None)
-        if sent is not None and self.bot.resources.switches.in_channel(message.channel).learning:
+        if sent:
+            await self.memory.record_reply([part.id for part in sent], author.id, used)
+        if sent and self.bot.resources.switches.in_channel(message.channel).learning:
             # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never
             # the placeholder the model was shown, so the filter drops it instead of storing our stand-in.
-            await self.learn(message, text, sent, answer, bot_id)
+            await self.learn(message, text, sent[0], answer, bot_id)
 
     async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
         """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""
@@ -209,27 +209,30 @@ class ChatCog(commands.Cog):
         entries.reverse()
         return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
 
-    async def answer(self, message: discord.Message, history: list[HistoryEntry], current: HistoryEntry) -> str:
-        """Ask the chat model, with the speaking user's memory (and only theirs) in the system prompt."""
-        block = await self.memory.memory_prompt(
+    async def answer(
+        self, message: discord.Message, history: list[HistoryEntry], current: HistoryEntry
+    ) -> tuple[str, MemoryPrompt]:
+        """Ask the chat model, with the speaking user's memory (and only theirs) in the system prompt; returns the
+        answer and the memory it was given."""
+        used = await self.memory.memory_prompt(
             current.author_id, recent_texts(history, current), user_label=current.author_name
-        ) if self.bot.resources.switches.in_channel(message.channel).recall else ""
+        ) if self.bot.resources.switches.in_channel(message.channel).recall else MemoryPrompt()
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{PUBLIC_CHANNEL_NOTE}"
-        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=block)
-        return await self.chat.reply(chat_messages(system=system, history=history, current=current))
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
+        return await self.chat.reply(chat_messages(system=system, history=history, current=current)), used
 
-    async def _send(self, message: discord.Message, chunks: list[str]) -> discord.Message | None:
-        """Reply with mentions disabled; the first chunk as a reply, the rest as follow-ups. None on failure."""
+    async def _send(self, message: discord.Message, chunks: list[str]) -> list[discord.Message]:
+        """Reply with mentions disabled; the first chunk as a reply, the rest as follow-ups. Empty on failure."""
         try:
-            first = await message.reply(chunks[0], mention_author=False, allowed_mentions=NO_MENTIONS)
+            sent = [await message.reply(chunks[0], mention_author=False, allowed_mentions=NO_MENTIONS)]
             for chunk in chunks[1:]:
-                await message.channel.send(chunk, allowed_mentions=NO_MENTIONS)
+                sent.append(await message.channel.send(chunk, allowed_mentions=NO_MENTIONS))
         except discord.HTTPException:
             log.exception("could not send a reply in channel %s", message.channel.id)
-            return None
-        return first
+            return []
+        return sent
 
     async def learn(
         self, message: discord.Message, text: str, sent: discord.Message, answer: str, bot_id: int | None

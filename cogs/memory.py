@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.interactions import SafeView
-from bot.memory.models import MemoryFile
+from bot.memory.models import SECTION_NAMES, Fact, MemoryFile
+from bot.memory.modes import MAX_MODE_MINUTES
 from bot.memory.render import SECTION_LABELS
+from bot.memory.service import MAX_FORGET_MINUTES, MAX_USER_FACT_CHARS, InvalidRequest, Modes, RecalledItem
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -25,6 +29,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CONFIRM_TIMEOUT_SECONDS = 60.0
+PAGES_TIMEOUT_SECONDS = 300.0
+FACTS_PER_PAGE = 10
+DEFAULT_MODE_MINUTES = 60
+SHOW_FOOTER = "Correct one with /memory edit, remove one with /memory forget fact:<id>, or all with /memory forget."
 EMBED_DESCRIPTION_LIMIT = 4096
 EMBED_FIELD_LIMIT = 1024
 EMBED_TOTAL_LIMIT = 6000
@@ -38,8 +46,9 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def fact_line(fact_id: str, content: str, category: str, confidence: float) -> str:
-    return f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{category}, {confidence:.0%}*"
+def fact_line(fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False) -> str:
+    note = "yours" if user_owned else f"{category}, {confidence:.0%}"
+    return f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{note}*"
 
 
 def memory_as_markdown(memory: MemoryFile) -> str:
@@ -50,45 +59,121 @@ def memory_as_markdown(memory: MemoryFile) -> str:
             lines += [f"## {SECTION_LABELS[name]}", section.summary, ""]
     if memory.facts:
         lines += ["## Facts", ""]
-        lines += [f"- `{f.id}` {f.content} ({f.category}, {f.confidence:.0%})" for f in memory.facts]
+        lines += [f"- `{f.id}` {f.content} ({'yours' if f.user_owned else f'{f.category}, {f.confidence:.0%}'})"
+                  for f in memory.facts]
     return "\n".join(lines) + "\n"
 
 
-def build_show_response(memory: MemoryFile, *, paused: bool) -> tuple[discord.Embed, discord.File | None]:
-    """An embed within Discord's limits; the full text attached as a file when it would not fit."""
-    embed = discord.Embed(title="What I remember about you", colour=EMBED_COLOUR)
-    footer = "Remove one with /memory forget fact:<id>, or everything with /memory forget."
-    if paused:
-        footer = "Learning is paused (/memory resume to turn it back on). " + footer
-    embed.set_footer(text=footer)
-    summaries = [(SECTION_LABELS[name], section.summary) for name, section in memory.sections() if section.summary]
-    # Discord counts title, footer, field names and values and the description against one 6,000 limit: share
-    # what is left between the summaries, keeping room for the line that points at the attachment.
-    room = EMBED_TOTAL_LIMIT - len(embed) - sum(len(label) for label, _ in summaries) - _POINTER_RESERVE
-    per_field = max(1, min(EMBED_FIELD_LIMIT, room // max(1, len(summaries))))
+def _matches(fact: Fact, needle: str) -> bool:
+    return needle in fact.id.casefold() or needle in fact.content.casefold() or needle in fact.category.casefold()
+
+
+def _fact_lines(facts: list[Fact]) -> list[str]:
+    return [fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned) for f in facts]
+
+
+def _pack(lines: list[str], first_room: int, room: int) -> list[list[str]]:
+    """Greedy pages of whole lines, at most `FACTS_PER_PAGE` each: the first page has `first_room` characters (it
+    may stay empty when not even one line fits beside the summaries), the others `room` (always enough for one)."""
+    pages: list[list[str]] = [[]]
+    used, limit = 0, first_room
+    for line in lines:
+        cost = len(line) + 1
+        full = used + cost > limit or len(pages[-1]) >= FACTS_PER_PAGE
+        if full and (pages[-1] or len(pages) == 1):
+            pages.append([])
+            used, limit = 0, room
+        pages[-1].append(line)
+        used += cost
+    return pages
+
+
+def build_show_pages(
+    memory: MemoryFile, *, search: str | None = None
+) -> tuple[list[discord.Embed], discord.File | None]:
+    """Embeds within Discord's limits, one per page: summaries (unless searching) then facts, a few per page.
+
+    `search` keeps the facts whose id, text or category contain it (case-insensitive). When a summary had to be
+    shortened to fit, the whole memory is attached as a file as well.
+    """
+    needle = (search or "").strip().casefold()
+    facts = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
+    title = "What I remember about you" if not needle else f"Facts matching “{_clip(search or '', 60)}”"
+    first = discord.Embed(title=title, colour=EMBED_COLOUR)
+    first.set_footer(text="Page 99/99 · " + SHOW_FOOTER)  # reserve the longest footer while measuring
     clipped = False
-    for label, summary in summaries:
-        value = _clip(summary, per_field)
-        clipped = clipped or value != summary
-        embed.add_field(name=label, value=value, inline=False)
-    description = ""
-    if memory.facts:
-        lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in memory.facts]
-        description = f"**Facts** ({len(lines)})\n" + "\n".join(lines)
-    fits = len(description) <= EMBED_DESCRIPTION_LIMIT and len(embed) + len(description) <= EMBED_TOTAL_LIMIT
-    if fits and not clipped:
-        embed.description = description or None
-        return embed, None
-    # Something did not fit: show what does, point at the attachment (the reserve above keeps room for that).
-    if not fits:
-        embed.description = f"{len(memory.facts)} facts: the full list is in the attached file."
-    else:
-        pointer = "Some summaries are shortened here: the full text is in the attached file."
-        both = f"{description}\n\n{pointer}" if description else pointer
-        fits_both = len(both) <= EMBED_DESCRIPTION_LIMIT and len(embed) + len(both) <= EMBED_TOTAL_LIMIT
-        embed.description = both if fits_both else pointer
-    data = memory_as_markdown(memory).encode("utf-8")
-    return embed, discord.File(io.BytesIO(data), filename="memory.md")
+    if not needle:
+        summaries = [(SECTION_LABELS[n], s.summary) for n, s in memory.sections() if s.summary]
+        room = EMBED_TOTAL_LIMIT - len(first) - sum(len(label) for label, _ in summaries) - _POINTER_RESERVE - 400
+        per_field = max(1, min(EMBED_FIELD_LIMIT, room // max(1, len(summaries))))
+        for label, summary in summaries:
+            value = _clip(summary, per_field)
+            clipped = clipped or value != summary
+            first.add_field(name=label, value=value, inline=False)
+    heading = f"**Facts** ({len(facts)})\n" if facts else ""
+    if needle and not facts:
+        heading = "No fact matches that search."
+    pointer = "Some summaries are shortened here: the full text is in the attached file.\n" if clipped else ""
+    first_room = min(EMBED_DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(first)) - len(heading) - len(pointer) - 8
+    room = EMBED_DESCRIPTION_LIMIT - len(heading) - 8
+    pages = _pack(_fact_lines(facts), max(0, first_room), room) if facts else [[]]
+    embeds: list[discord.Embed] = []
+    for number, lines in enumerate(pages, start=1):
+        embed = first if number == 1 else discord.Embed(title=title, colour=EMBED_COLOUR)
+        parts = [pointer] if number == 1 and pointer else []
+        if lines or (number == 1 and not facts):
+            parts.append(heading + "\n".join(lines))
+        embed.description = "".join(parts).strip() or None
+        prefix = f"Page {number}/{len(pages)} · " if len(pages) > 1 else ""
+        embed.set_footer(text=prefix + SHOW_FOOTER)
+        embeds.append(embed)
+    attachment = None
+    if clipped:
+        data = memory_as_markdown(memory).encode("utf-8")
+        attachment = discord.File(io.BytesIO(data), filename="memory.md")
+    return embeds, attachment
+
+
+class ShowPagesView(SafeView):
+    """Previous / next buttons for `/memory show`; only the caller can press them, and they expire."""
+
+    def __init__(self, owner_id: int, pages: list[discord.Embed], *, timeout: float = PAGES_TIMEOUT_SECONDS) -> None:
+        super().__init__(timeout=timeout)
+        self.owner_id = owner_id
+        self.pages = pages
+        self.index = 0
+        self.origin: discord.Interaction | None = None
+        self._sync()
+
+    def _sync(self) -> None:
+        self.previous.disabled = self.index == 0
+        self.next.disabled = self.index == len(self.pages) - 1
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if interaction.user.id != self.owner_id:
+            await interaction.response.send_message("Only the person who asked can turn these pages.", ephemeral=True)
+            return False
+        return True
+
+    async def _turn(self, interaction: discord.Interaction, step: int) -> None:
+        self.index = max(0, min(len(self.pages) - 1, self.index + step))
+        self._sync()
+        await interaction.response.edit_message(embed=self.pages[self.index], view=self)
+
+    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
+    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button[ShowPagesView]) -> None:
+        await self._turn(interaction, -1)
+
+    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
+    async def next(self, interaction: discord.Interaction, button: discord.ui.Button[ShowPagesView]) -> None:
+        await self._turn(interaction, 1)
+
+    async def on_timeout(self) -> None:
+        if self.origin is not None:
+            try:
+                await self.origin.edit_original_response(view=None)
+            except discord.HTTPException:
+                log.debug("could not remove the buttons of an expired page view", exc_info=True)
 
 
 class ConfirmForgetView(SafeView):
@@ -131,6 +216,49 @@ class ConfirmForgetView(SafeView):
                 log.debug("could not edit an expired confirmation", exc_info=True)
 
 
+def _until(moment: datetime) -> str:
+    """A time every reader sees in their own time zone: "<date and time> (<in 40 minutes>)"."""
+    return f"{discord.utils.format_dt(moment, 'f')} ({discord.utils.format_dt(moment, 'R')})"
+
+
+def describe_modes(modes: Modes) -> str:
+    """One line per mode that is on, for replies and `/memory show`; empty when none is."""
+    lines = []
+    if modes.paused:
+        lines.append("Learning is paused until you use /memory resume.")
+    elif modes.incognito_until is not None:
+        lines.append(f"Incognito: I'm not learning from you until {_until(modes.incognito_until)}.")
+    if modes.fresh_until_resume:
+        lines.append("Fresh: my replies don't use your memory until you use /memory resume.")
+    elif modes.fresh_until is not None:
+        lines.append(f"Fresh: my replies don't use your memory until {_until(modes.fresh_until)}.")
+    return "\n".join(lines)
+
+
+def recalled_embed(items: list[RecalledItem]) -> discord.Embed:
+    """What one reply's prompt carried, with today's text; within Discord's embed limits."""
+    lines = []
+    summaries = [item for item in items if item.kind == "section"]
+    facts = [item for item in items if item.kind == "fact"]
+    if summaries:
+        lines.append("**Summaries**")
+        for item in summaries:
+            text = "*since forgotten*" if item.text is None else discord.utils.escape_markdown(_clip(item.text, 300))
+            lines.append(f"- {SECTION_LABELS.get(item.key, item.key)}: {text}")
+    if facts:
+        lines.append("**Facts**")
+        for item in facts:
+            text = "*since forgotten*" if item.text is None else discord.utils.escape_markdown(_clip(item.text, 200))
+            lines.append(f"- `{item.key}` {text}")
+    embed = discord.Embed(title="What I remembered for that reply", colour=EMBED_COLOUR)
+    embed.description = _clip("\n".join(lines), EMBED_DESCRIPTION_LIMIT)
+    embed.set_footer(text="Shown as they are now. Correct with /memory edit, remove with /memory forget.")
+    return embed
+
+
+SECTION_CHOICES = [app_commands.Choice(name=name, value=name) for name in SECTION_NAMES]
+
+
 class MemoryCog(commands.Cog):
     memory_group = app_commands.Group(
         name="memory",
@@ -141,27 +269,104 @@ class MemoryCog(commands.Cog):
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
         self.memory = bot.resources.memory
+        self.inspect_menu = app_commands.ContextMenu(
+            name="What did you remember?", callback=self.what_did_you_remember, allowed_contexts=EVERYWHERE
+        )
+
+    async def cog_load(self) -> None:
+        self.bot.tree.add_command(self.inspect_menu)
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.remove_command(self.inspect_menu.name, type=self.inspect_menu.type)
+
+    async def _answer(self, interaction: discord.Interaction, text: str, **kwargs: Any) -> None:
+        await interaction.followup.send(text, ephemeral=True, **kwargs)
+
+    # --- seeing --------------------------------------------------------------------------------------------
 
     @memory_group.command(name="show", description="Show what I remember about you (only you can see it)")
-    async def show(self, interaction: discord.Interaction) -> None:
+    @app_commands.describe(search="Only show facts containing this text")
+    async def show(self, interaction: discord.Interaction, search: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        memory = await self.memory.show(interaction.user.id)
-        paused = self.memory.is_paused(interaction.user.id)
-        if memory.is_empty():
-            note = " Learning is paused." if paused else " Chat with me and I'll pick things up as we go."
-            await interaction.followup.send("I don't remember anything about you yet." + note, ephemeral=True)
-            return
-        embed, attachment = build_show_response(memory, paused=paused)
-        if attachment is None:
-            await interaction.followup.send(embed=embed, ephemeral=True)
-        else:
-            await interaction.followup.send(embed=embed, file=attachment, ephemeral=True)
-
-    @memory_group.command(name="forget", description="Forget one fact, or everything I know about you")
-    @app_commands.describe(fact="The id of the fact to forget (leave empty to forget everything)")
-    async def forget(self, interaction: discord.Interaction, fact: str | None = None) -> None:
         user_id = interaction.user.id
-        if fact is None:
+        memory = await self.memory.show(user_id)
+        modes = describe_modes(self.memory.modes_of(user_id))
+        if memory.is_empty():
+            note = modes or "Chat with me and I'll pick things up as we go."
+            await self._answer(interaction, f"I don't remember anything about you yet. {note}")
+            return
+        pages, attachment = build_show_pages(memory, search=search)
+        extra: dict[str, Any] = {"embed": pages[0]}
+        if attachment is not None:
+            extra["file"] = attachment
+        view = None
+        if len(pages) > 1:
+            view = ShowPagesView(user_id, pages)
+            view.origin = interaction
+            extra["view"] = view
+        await self._answer(interaction, modes, **extra)
+
+    # --- adding and correcting -----------------------------------------------------------------------------
+
+    @memory_group.command(name="remember", description="Tell me something to remember about you, in your words")
+    @app_commands.describe(
+        text="What to remember (up to 400 characters)",
+        everywhere="Use it in every server and DM, not only where you say it",
+    )
+    async def remember(
+        self,
+        interaction: discord.Interaction,
+        text: app_commands.Range[str, 1, MAX_USER_FACT_CHARS],
+        everywhere: bool = False,
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            fact = await self.memory.add_fact(interaction.user.id, text, everywhere=everywhere)
+        except InvalidRequest as error:
+            await self._answer(interaction, str(error))
+            return
+        await self._answer(
+            interaction, f"Remembered as `{fact.id}`: {discord.utils.escape_markdown(fact.content)}"
+        )
+
+    @memory_group.command(name="edit", description="Correct one of the facts I remember about you")
+    @app_commands.describe(fact="The fact to correct", text="What it should say (up to 400 characters)")
+    async def edit(
+        self,
+        interaction: discord.Interaction,
+        fact: str,
+        text: app_commands.Range[str, 1, MAX_USER_FACT_CHARS],
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        fact_id = fact.strip().split(" ", 1)[0]
+        try:
+            updated = await self.memory.edit_fact(interaction.user.id, fact_id, text)
+        except InvalidRequest as error:
+            await self._answer(interaction, str(error))
+            return
+        await self._answer(
+            interaction, f"Corrected `{updated.id}`: {discord.utils.escape_markdown(updated.content)}"
+        )
+
+    # --- forgetting ----------------------------------------------------------------------------------------
+
+    @memory_group.command(name="forget", description="Forget a fact, a summary, the last minutes, or everything")
+    @app_commands.describe(
+        fact="The id of one fact to forget",
+        section="One of the six summaries to clear (everywhere)",
+        minutes="Forget what I learned in the last n minutes (1 to 1440)",
+    )
+    @app_commands.choices(section=SECTION_CHOICES)
+    async def forget(
+        self,
+        interaction: discord.Interaction,
+        fact: str | None = None,
+        section: str | None = None,
+        minutes: app_commands.Range[int, 1, MAX_FORGET_MINUTES] | None = None,
+    ) -> None:
+        user_id = interaction.user.id
+        given = [option for option in (fact, section, minutes) if option is not None]
+        if not given:
             view = ConfirmForgetView(user_id, self.memory)
             view.origin = interaction
             await interaction.response.send_message(
@@ -169,13 +374,34 @@ class MemoryCog(commands.Cog):
             )
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        fact_id = fact.strip().split(" ", 1)[0]
-        removed = await self.memory.forget_fact(user_id, fact_id)
-        text = f"Forgotten: `{fact_id}`." if removed else f"You have no fact with the id `{fact_id}`."
-        await interaction.followup.send(text, ephemeral=True)
+        if len(given) > 1:
+            await self._answer(interaction, "Pick one of fact, section or minutes (or none to forget everything).")
+            return
+        try:
+            text = await self._forget_one(user_id, fact, section, minutes)
+        except InvalidRequest as error:
+            text = str(error)
+        await self._answer(interaction, text)
 
-    @forget.autocomplete("fact")
-    async def forget_autocomplete(
+    async def _forget_one(self, user_id: int, fact: str | None, section: str | None, minutes: int | None) -> str:
+        if fact is not None:
+            fact_id = fact.strip().split(" ", 1)[0]
+            removed = await self.memory.forget_fact(user_id, fact_id)
+            return f"Forgotten: `{fact_id}`." if removed else f"You have no fact with the id `{fact_id}`."
+        if section is not None:
+            cleared = await self.memory.forget_section(user_id, section)
+            label = SECTION_LABELS.get(section, section)
+            return f"Cleared the “{label}” summary." if cleared else f"The “{label}” summary was already empty."
+        assert minutes is not None
+        report = await self.memory.forget_since(user_id, minutes)
+        if not (report.facts or report.sections or report.turns):
+            return f"I learned nothing from you in the last {minutes} minutes, so there was nothing to forget."
+        return (
+            f"Forgot the last {minutes} minutes: {report.facts} facts removed, {report.sections} summaries put "
+            f"back as they were, {report.turns} messages I hadn't learned from yet dropped."
+        )
+
+    async def _autocomplete_facts(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         """The caller's own facts, matching what they typed in the id or the text."""
@@ -190,6 +416,18 @@ class MemoryCog(commands.Cog):
                 break
         return choices
 
+    @forget.autocomplete("fact")
+    async def forget_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self._autocomplete_facts(interaction, current)
+
+    @edit.autocomplete("fact")
+    async def edit_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self._autocomplete_facts(interaction, current)
+
     @memory_group.command(name="export", description="Download everything I remember about you as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -197,28 +435,83 @@ class MemoryCog(commands.Cog):
         attachment = discord.File(io.BytesIO(data), filename=f"memory-{interaction.user.id}.json")
         await interaction.followup.send("Here is your memory file.", file=attachment, ephemeral=True)
 
-    @memory_group.command(name="pause", description="Stop learning new things about you (I still use what I know)")
-    async def pause(self, interaction: discord.Interaction) -> None:
-        await self._set_paused(
-            interaction,
-            True,
-            done="Paused: I won't learn anything new about you until you use /memory resume.",
-            already="Learning was already paused.",
-        )
+    # --- privacy modes -------------------------------------------------------------------------------------
 
-    @memory_group.command(name="resume", description="Start learning about you again")
-    async def resume(self, interaction: discord.Interaction) -> None:
-        await self._set_paused(
-            interaction,
-            False,
-            done="Resumed: I'll remember what you tell me again.",
-            already="Learning was not paused.",
-        )
+    @memory_group.command(name="incognito", description="Don't learn anything from me for a while")
+    @app_commands.describe(minutes="For how long (default 60; 0 = until /memory resume)")
+    async def incognito(
+        self, interaction: discord.Interaction, minutes: app_commands.Range[int, 0, MAX_MODE_MINUTES] = 60
+    ) -> None:
+        await self._set_mode(interaction, self.memory.set_incognito, minutes)
 
-    async def _set_paused(self, interaction: discord.Interaction, paused: bool, *, done: str, already: str) -> None:
+    @memory_group.command(name="fresh", description="Reply without using anything you remember about me, for a while")
+    @app_commands.describe(minutes="For how long (default 60; 0 = until /memory resume)")
+    async def fresh(
+        self, interaction: discord.Interaction, minutes: app_commands.Range[int, 0, MAX_MODE_MINUTES] = 60
+    ) -> None:
+        await self._set_mode(interaction, self.memory.set_fresh, minutes)
+
+    async def _set_mode(
+        self, interaction: discord.Interaction, setter: Callable[[int, int], Awaitable[Modes]], minutes: int
+    ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        changed = await self.memory.set_paused(interaction.user.id, paused)
-        await interaction.followup.send(done if changed else already, ephemeral=True)
+        try:
+            modes = await setter(interaction.user.id, minutes)
+        except InvalidRequest as error:
+            await self._answer(interaction, str(error))
+            return
+        note = " Nothing is deleted." if setter == self.memory.set_fresh else ""
+        await self._answer(interaction, describe_modes(modes) + note)
+
+    @memory_group.command(
+        name="pause", description="Stop learning about you until /memory resume (I still use what I know)"
+    )
+    async def pause(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        changed = await self.memory.set_paused(interaction.user.id, True)
+        await self._answer(
+            interaction,
+            "Paused: I won't learn anything new about you until you use /memory resume."
+            if changed else "Learning was already paused.",
+        )
+
+    @memory_group.command(name="resume", description="Learn about you again and use your memory in replies")
+    async def resume(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        changed = await self.memory.resume(interaction.user.id)
+        await self._answer(
+            interaction,
+            "Resumed: I'll remember what you tell me again, and my replies use what I remember."
+            if changed else "Nothing to resume: learning was on and my replies already use your memory.",
+        )
+
+    # --- what did you remember? ----------------------------------------------------------------------------
+
+    async def what_did_you_remember(self, interaction: discord.Interaction, message: discord.Message) -> None:
+        """On one of the bot's replies to the caller: the summaries and facts its prompt carried, as they are now."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        me = self.bot.user
+        if me is None or message.author.id != me.id:
+            await self._answer(interaction, "That isn't one of my replies: use this on a message I sent.")
+            return
+        record = self.memory.reply_record(message.id)
+        if record is None:
+            await self._answer(
+                interaction,
+                "I have no record of what that message used: it isn't a chat reply, or it is older than the "
+                "replies I keep track of.",
+            )
+            return
+        try:
+            items = await self.memory.recalled(interaction.user.id, record)
+        except InvalidRequest as error:
+            await self._answer(interaction, str(error))
+            return
+        if not items:
+            await self._answer(interaction, "Nothing: that reply used nothing I remember about you.")
+            return
+        await self._answer(interaction, "", embed=recalled_embed(items))
+
 
 async def setup(bot: MemoryBot) -> None:
     await bot.add_cog(MemoryCog(bot))

@@ -67,6 +67,10 @@ class Journal:
     def pending_for(self, user_id: int) -> int:
         return sum(1 for item in self._live.values() if item.key.user_id == user_id)
 
+    def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's turns not yet done, oldest first (what `/memory forget minutes:` sorts through)."""
+        return [item for item in self._live.values() if item.key.user_id == user_id]
+
     # --- start-up ------------------------------------------------------------------------------------------
 
     def replay(self) -> list[PendingTurn]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile
 
@@ -51,6 +52,15 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES)
 
 
+@dataclass(frozen=True, slots=True)
+class RenderedMemory:
+    """The block for one reply, and which summaries (by name) and facts (by id) made it in under the budget."""
+
+    text: str = ""
+    sections: tuple[str, ...] = ()
+    fact_ids: tuple[str, ...] = ()
+
+
 def render_memory(
     memory: MemoryFile,
     selected_facts: Sequence[Fact],
@@ -59,10 +69,23 @@ def render_memory(
     token_budget: int,
 ) -> str:
     """The system-prompt block for one reply; empty when there is nothing worth saying."""
+    return render_block(memory, selected_facts, user_label=user_label, token_budget=token_budget).text
+
+
+def render_block(
+    memory: MemoryFile,
+    selected_facts: Sequence[Fact],
+    *,
+    user_label: str,
+    token_budget: int,
+) -> RenderedMemory:
+    """The block and what it carries; only what fit in the budget is reported as used."""
     header = f"<{BLOCK_TAG} about={quote(user_label)}>\n{_PREAMBLE}\n"
     footer = f"</{BLOCK_TAG}>"
     used = estimate_tokens(header) + estimate_tokens(footer)
     lines: list[str] = []
+    sections: list[str] = []
+    fact_ids: list[str] = []
 
     summaries = [(name, section.summary) for name, section in memory.sections() if section.summary.strip()]
     if summaries:
@@ -75,6 +98,7 @@ def render_memory(
             if used + cost > token_budget:
                 continue
             kept.append(line)
+            sections.append(name)
             used += cost
         if kept:
             lines += [title, *kept]
@@ -90,10 +114,11 @@ def render_memory(
             if used + cost > token_budget:
                 break
             kept.append(line)
+            fact_ids.append(fact.id)
             used += cost
         if kept:
             lines += [title, *kept]
 
     if not lines:
-        return ""
-    return header + "\n".join(lines) + "\n" + footer
+        return RenderedMemory()
+    return RenderedMemory(header + "\n".join(lines) + "\n" + footer, tuple(sections), tuple(fact_ids))

@@ -12,24 +12,44 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.memory.apply import apply_extraction
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
+from bot.memory.guard import rejection_reason
 from bot.memory.journal import Journal
-from bot.memory.models import ConversationKey, MemoryFile, Turn, utc_now
+from bot.memory.models import (
+    ORIGIN_CORRECTED,
+    ORIGIN_USER,
+    SECTION_NAMES,
+    ConversationKey,
+    Fact,
+    MemoryFile,
+    Turn,
+    iso,
+    new_fact_id,
+    utc_now,
+)
+from bot.memory.modes import MAX_MODE_MINUTES, UNTIL_RESUME, ModeRegistry
 from bot.memory.pauses import PauseRegistry
-from bot.memory.render import render_memory
+from bot.memory.render import render_block
+from bot.memory.replies import ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
-from bot.memory.stats import EngineSnapshot
 from bot.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
 APPLIED_IDS_KEPT = 500
 MAX_REQUEUES = 3
+MAX_USER_FACT_CHARS = 400
+MAX_FORGET_MINUTES = 1440
+USER_FACT_CATEGORY = "context"
+
+
+class InvalidRequest(ValueError):
+    """A user's request that cannot be carried out as asked; the message is one line to show them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +72,51 @@ def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
     return turns[0].turn_id or key.label()
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryPrompt:
+    """The memory block for one reply and what it carries (summary names, fact ids), for the reply's record."""
+
+    text: str = ""
+    sections: tuple[str, ...] = ()
+    fact_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Modes:
+    """A user's privacy modes right now. `*_until` is a UTC time, or None with `*_until_resume` for no timer."""
+
+    paused: bool = False
+    incognito_until: datetime | None = None
+    fresh_until: datetime | None = None
+    fresh_until_resume: bool = False
+
+    @property
+    def incognito(self) -> bool:
+        """Nothing is learned from the user (paused, or incognito with a timer)."""
+        return self.paused or self.incognito_until is not None
+
+    @property
+    def fresh(self) -> bool:
+        """Replies use none of the user's memory."""
+        return self.fresh_until_resume or self.fresh_until is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetWindowReport:
+    facts: int
+    sections: int
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledItem:
+    """One thing a reply's prompt carried: a summary (by name) or a fact (by id), with its text now, if any."""
+
+    kind: str  # "section" or "fact"
+    key: str
+    text: str | None  # None: forgotten since
+
+
 class _Forgotten(Exception):
     """The user wiped their memory while this batch was being extracted."""
 
@@ -62,7 +127,6 @@ class EngineStats:
     batches_failed: int = 0
     turns_skipped_paused: int = 0
     facts_added: int = 0
-    batches_requeued: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +154,8 @@ class MemoryService:
         journal: Journal | None,
         pauses: PauseRegistry,
         policy: MemoryPolicy,
+        modes: ModeRegistry | None = None,
+        replies: ReplyLog | None = None,
         clock: Callable[[], datetime] = utc_now,
         activity: ActivityLog | None = None,
     ) -> None:
@@ -98,8 +164,11 @@ class MemoryService:
         self.selector = selector
         self.journal = journal
         self.pauses = pauses
+        folder = pauses.path.parent
+        self.modes = modes or ModeRegistry(folder / "modes.json")
+        self.replies = replies or ReplyLog(folder / "replies.json")
         self.policy = policy
-        self._clock = clock
+        self.clock = clock
         self.activity = activity or ActivityLog(None)
         self.debouncer = Debouncer(
             self._process_batch,
@@ -119,6 +188,8 @@ class MemoryService:
         self.store.prepare()
         self.pauses.load()
         self.activity.load()
+        self.modes.load(self.clock())
+        self.replies.load()
         if self.journal is None:
             return 0
         pending = self.journal.replay()
@@ -176,7 +247,7 @@ class MemoryService:
         if not turns:
             return False
         self.note_activity(key.user_id)
-        if self.pauses.is_paused(key.user_id):
+        if self.modes_of(key.user_id).incognito:
             self.stats.turns_skipped_paused += len(turns)
             return False
         if self.accepting:
@@ -220,7 +291,7 @@ class MemoryService:
             return
         try:
             extraction = await self.extractor.extract(
-                memory, fresh, user_id=key.user_id, now=self._clock(), label=key.label()
+                memory, fresh, user_id=key.user_id, now=self.clock(), label=key.label()
             )
         except ExtractionFailed as error:
             if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
@@ -235,7 +306,7 @@ class MemoryService:
                 report = apply_extraction(
                     draft,
                     extraction.result,
-                    now=self._clock(),
+                    now=self.clock(),
                     min_confidence=self.policy.min_confidence,
                     max_facts=self.policy.max_facts,
                     duplicate_similarity=self.policy.duplicate_similarity,
@@ -269,7 +340,6 @@ class MemoryService:
         if attempts > MAX_REQUEUES or not self.accepting:
             self._give_up(key, turns, reason)
             return
-        self.stats.batches_requeued += 1
         self._requeues[marker] = attempts
         log.warning(
             "memory update for %s failed (%s); trying again later (%d/%d)", key.label(), reason, attempts, MAX_REQUEUES
@@ -295,13 +365,44 @@ class MemoryService:
 
     # --- reading for replies -------------------------------------------------------------------------------
 
-    async def memory_prompt(self, user_id: int, recent_texts: Sequence[str], *, user_label: str) -> str:
-        """The rendered memory block for a reply to `user_id` (only that user's memory, ever)."""
+    async def memory_prompt(self, user_id: int, recent_texts: Sequence[str], *, user_label: str) -> MemoryPrompt:
+        """The rendered memory block for a reply to `user_id` (only that user's memory, ever), with the summary
+        names and fact ids that fit in it; empty while the user is in fresh mode."""
+        if self.modes_of(user_id).fresh:
+            return MemoryPrompt()
         memory, revision = await self.store.load_with_revision(user_id)
         if memory.is_empty():
-            return ""
+            return MemoryPrompt()
         facts = self.selector.select(str(user_id), revision, memory.facts, recent_texts, self.policy.top_k)
-        return render_memory(memory, facts, user_label=user_label, token_budget=self.policy.token_budget)
+        block = render_block(memory, facts, user_label=user_label, token_budget=self.policy.token_budget)
+        return MemoryPrompt(block.text, block.sections, block.fact_ids)
+
+    async def record_reply(self, message_ids: Sequence[int], user_id: int, prompt: MemoryPrompt) -> None:
+        """Remember which memory a sent reply (all its messages) used, for "What did you remember?". Ids only.
+        A failure to save is logged, never raised: the reply is already out."""
+        try:
+            await self.replies.record(message_ids, user_id, prompt.sections, prompt.fact_ids)
+        except OSError as error:
+            log.warning("could not save the reply record (%s)", error.strerror or type(error).__name__)
+
+    def reply_record(self, message_id: int) -> ReplyRecord | None:
+        """What the reply with this message id used, if it is among the recorded replies."""
+        return self.replies.get(message_id)
+
+    async def recalled(self, user_id: int, record: ReplyRecord) -> list[RecalledItem]:
+        """The summaries and facts a recorded reply to `user_id` used, with their current text (None for what is
+        gone). `InvalidRequest` when the reply answered someone else: a user only ever sees their own memory."""
+        if record.user_id != user_id:
+            raise InvalidRequest("That reply was to someone else: I can only show you your own.")
+        memory = await self.store.load(user_id)
+        items = []
+        for name in record.sections:
+            summary = memory.section(name).summary
+            items.append(RecalledItem("section", name, summary or None))
+        for fact_id in record.fact_ids:
+            fact = memory.fact_by_id(fact_id)
+            items.append(RecalledItem("fact", fact_id, fact.content if fact is not None else None))
+        return items
 
     # --- the user's controls -------------------------------------------------------------------------------
 
@@ -321,52 +422,179 @@ class MemoryService:
             removed = len(draft.facts) != before
         return removed
 
+    @staticmethod
+    def _clean_text(text: str) -> str:
+        """A fact the user typed, checked: one clear `InvalidRequest` line for what cannot be stored."""
+        content = " ".join(text.split())
+        if not content:
+            raise InvalidRequest("The text is empty.")
+        if len(content) > MAX_USER_FACT_CHARS:
+            raise InvalidRequest(f"That is {len(content)} characters; a fact can have at most {MAX_USER_FACT_CHARS}.")
+        reason = rejection_reason(content)
+        if reason:
+            raise InvalidRequest(f"I can't store that as a fact: {reason}.")
+        return content
+
+    async def add_fact(self, user_id: int, text: str, *, everywhere: bool = False) -> Fact:
+        """Store a fact in the user's own words: confidence 1.0, marked as written by them, so the model never
+        removes or evicts it. `InvalidRequest` for empty, over-long or refused text.
+
+        `everywhere`: the fact may be used in every place the user talks to the bot; with one memory per user
+        (no places) every fact already is.
+        """
+        content = self._clean_text(text)
+        stamp = iso(self.clock())
+        async with self.store.edit(user_id) as draft:
+            taken = {fact.id for fact in draft.facts}
+            while (fact_id := new_fact_id()) in taken:
+                pass
+            fact = Fact(
+                id=fact_id, content=content, category=USER_FACT_CATEGORY, confidence=1.0, createdAt=stamp,
+                lastConfirmedAt=stamp, source="user", origin=ORIGIN_USER,
+            )
+            draft.facts.append(fact)
+        return fact
+
+    async def edit_fact(self, user_id: int, fact_id: str, text: str) -> Fact:
+        """Rewrite one of the user's facts in place: same id, the new text only, marked as corrected by them.
+        `InvalidRequest` for an unknown id or bad text."""
+        content = self._clean_text(text)
+        stamp = iso(self.clock())
+        async with self.store.edit(user_id) as draft:
+            fact = draft.fact_by_id(fact_id)
+            if fact is None:
+                raise InvalidRequest(f"You have no fact with the id `{fact_id}`.")
+            fact.content = content
+            fact.confidence = 1.0
+            fact.lastConfirmedAt = stamp
+            fact.origin = ORIGIN_CORRECTED
+        return fact
+
+    async def forget_section(self, user_id: int, name: str) -> bool:
+        """Clear one of the six summaries and its previous values; False when it was already empty."""
+        if name not in SECTION_NAMES:
+            raise InvalidRequest(f"There is no summary called `{name}`.")
+        async with self.store.edit(user_id) as draft:
+            section = draft.section(name)
+            had = bool(section.summary or section.previous)
+            section.clear()
+        return had
+
+    async def forget_since(self, user_id: int, minutes: int) -> ForgetWindowReport:
+        """Forget the last `minutes` (1 to 1,440): facts created in the window, turns still waiting to be learned
+        from it, and each summary changed in it put back to its value from before."""
+        if not 1 <= minutes <= MAX_FORGET_MINUTES:
+            raise InvalidRequest(f"Minutes must be between 1 and {MAX_FORGET_MINUTES}.")
+        since = self.clock() - timedelta(minutes=minutes)
+        turns = await self._drop_pending_since(user_id, since)
+        cutoff = iso(since)
+        async with self.store.edit(user_id) as draft:
+            before = len(draft.facts)
+            draft.facts = [fact for fact in draft.facts if not fact.createdAt or fact.createdAt < cutoff]
+            facts = before - len(draft.facts)
+            sections = sum(1 for _, section in draft.sections() if section.rewind(since))
+        log.info("user %s forgot their last %d minutes: %d facts, %d summaries, %d turns",
+                 user_id, minutes, facts, sections, turns)
+        return ForgetWindowReport(facts=facts, sections=sections, turns=turns)
+
+    async def _drop_pending_since(self, user_id: int, since: datetime) -> int:
+        """Drop the user's pending turns from `since` on; older pending turns stay and are learned as usual."""
+        waiting = self.journal.pending_turns_of(user_id) if self.journal is not None else []
+        if not self.debouncer.cancel_user(user_id) and not waiting:
+            return 0
+        if self.journal is not None:
+            await self.journal.purge(user_id)
+        keep = [item for item in waiting if item.turn.at < since]
+        by_key: dict[ConversationKey, list[Turn]] = {}
+        for item in keep:
+            by_key.setdefault(item.key, []).append(item.turn)
+        for key, turns in by_key.items():
+            self.debouncer.add(key, turns)
+            if self.journal is not None:
+                await self.journal.add(key, turns)
+        return len(waiting) - len(keep)
+
     async def forget_all(self, user_id: int, *, quiet: bool = False) -> bool:
-        """Wipe the user's memory and everything pending for them, so nothing forgotten comes back.
-        `quiet` (the retention sweep) logs the user id at DEBUG instead of INFO and leaves saving the activity
-        file to the caller."""
+        """Wipe the user's memory, the records of which memory their replies used, and everything pending for
+        them, so nothing forgotten comes back. `quiet` (the retention sweep) logs the user id at DEBUG instead of
+        INFO and leaves saving the activity file to the caller."""
         self.debouncer.cancel_user(user_id)
         if self.journal is not None:
             await self.journal.purge(user_id)
         existed = await self.store.delete(user_id)
         self.selector.forget(str(user_id))
         self.activity.remove(user_id)
+        await self.replies.forget_user(user_id)
         if not quiet:
             await self.save_activity()
         log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", user_id)
         return existed
 
+    # --- privacy modes -------------------------------------------------------------------------------------
+
+    def modes_of(self, user_id: int) -> Modes:
+        now = self.clock()
+        fresh = self.modes.fresh_until(user_id, now)
+        return Modes(
+            paused=self.pauses.is_paused(user_id),
+            incognito_until=self.modes.incognito_until(user_id, now),
+            fresh_until=fresh if isinstance(fresh, datetime) else None,
+            fresh_until_resume=fresh == UNTIL_RESUME,
+        )
+
+    @staticmethod
+    def _check_minutes(minutes: int) -> None:
+        if not 0 <= minutes <= MAX_MODE_MINUTES:
+            raise InvalidRequest(f"Minutes must be between 0 (until /memory resume) and {MAX_MODE_MINUTES}.")
+
+    async def _drop_pending(self, user_id: int) -> None:
+        self.debouncer.cancel_user(user_id)
+        if self.journal is not None:
+            await self.journal.purge(user_id)
+
+    async def set_incognito(self, user_id: int, minutes: int) -> Modes:
+        """Learn nothing from the user for `minutes` (0: until resumed, which is a pause); what was waiting to be
+        learned from them is dropped too."""
+        self._check_minutes(minutes)
+        now = self.clock()
+        if minutes == 0:
+            await self.pauses.set_paused(user_id, True)
+            await self.modes.set_incognito(user_id, None, now)
+        else:
+            await self.modes.set_incognito(user_id, now + timedelta(minutes=minutes), now)
+        await self._drop_pending(user_id)
+        return self.modes_of(user_id)
+
+    async def set_fresh(self, user_id: int, minutes: int) -> Modes:
+        """Replies use none of the user's memory for `minutes` (0: until resumed). Nothing is deleted."""
+        self._check_minutes(minutes)
+        now = self.clock()
+        await self.modes.set_fresh(user_id, UNTIL_RESUME if minutes == 0 else now + timedelta(minutes=minutes), now)
+        return self.modes_of(user_id)
+
+    async def resume(self, user_id: int) -> bool:
+        """End the pause, incognito and fresh modes; True when any was on."""
+        unpaused = await self.pauses.set_paused(user_id, False)
+        ended = await self.modes.clear(user_id, self.clock())
+        return unpaused or ended
+
     async def set_paused(self, user_id: int, paused: bool) -> bool:
-        """Pause or resume learning; pausing also drops what was waiting to be learned from the user."""
-        changed = await self.pauses.set_paused(user_id, paused)
-        if paused:
-            self.debouncer.cancel_user(user_id)
-            if self.journal is not None:
-                await self.journal.purge(user_id)
+        """Pause (incognito until resumed) or resume; pausing also drops what was waiting to be learned."""
+        if not paused:
+            return await self.resume(user_id)
+        changed = await self.pauses.set_paused(user_id, True)
+        await self._drop_pending(user_id)
         return changed
 
     def is_paused(self, user_id: int) -> bool:
-        return self.pauses.is_paused(user_id)
+        """Nothing is being learned from the user right now (paused or incognito)."""
+        return self.modes_of(user_id).incognito
 
     # --- operations ----------------------------------------------------------------------------------------
 
-    def snapshot(self) -> EngineSnapshot:
-        """The engine's counters and gauges, as plain values, for the metrics endpoint."""
-        return EngineSnapshot(
-            batches_saved=self.stats.batches_saved,
-            batches_failed=self.stats.batches_failed,
-            batches_requeued=self.stats.batches_requeued,
-            facts_stored=self.stats.facts_added,
-            turns_pending=self.journal.pending if self.journal is not None else self.debouncer.pending_turns,
-            cache_hits=self.store.cache_hits,
-            cache_misses=self.store.cache_misses,
-            extraction_requests=self.extractor.calls.requests,
-            extraction_errors=dict(self.extractor.calls.errors),
-        )
-
     def note_activity(self, user_id: int) -> None:
         """A message from the user reached the bot: they are not silent (retention counts from here)."""
-        self.activity.note(user_id, self._clock())
+        self.activity.note(user_id, self.clock())
 
     async def save_activity(self) -> None:
         """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""
@@ -377,7 +605,7 @@ class MemoryService:
 
     async def sweep_retention(self, now: datetime | None = None) -> int:
         """Delete the memory, and every trace, of users silent for `retention_days`; returns how many."""
-        return await sweep_silent_users(self, now or self._clock(), days=self.policy.retention_days)
+        return await sweep_silent_users(self, now or self.clock(), days=self.policy.retention_days)
 
     def longest_pending_seconds(self, attempt_timeout: float) -> float:
         """How long a turn can wait on disk before it is distilled while the LLM endpoint answers at all:

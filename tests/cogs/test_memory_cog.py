@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory.models import Fact, MemoryFile
-from cogs.memory import build_show_response, fact_line
+from cogs.memory import build_show_pages, fact_line
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness
 from tests.helpers import (
     Harness,
@@ -98,21 +98,23 @@ async def test_show_lists_summaries_and_facts_with_ids_in_a_real_embed(harness: 
     assert "synthesizers" not in str(embed.to_dict())
 
 
-async def test_show_with_100_long_facts_stays_within_embed_limits_and_attaches_the_full_list(
-    harness: Harness,
-) -> None:
+async def test_show_with_100_long_facts_pages_them_within_embed_limits(harness: Harness) -> None:
     contents = [f"Fact number {n}: " + "a detailed and rather long statement about the user " * 4 for n in range(100)]
     alice = await seed_memory(harness.memory, ALICE_ID, contents, personalContext="Speaks Dutch and English")
     interaction = await run(harness, "show", ALICE)
     assert_deferred_first(interaction)
     assert_ephemeral(interaction)
     kwargs = sent_kwargs(interaction)
-    embed, attachment = kwargs["embed"], kwargs["file"]
-    assert len(embed) <= 6000 and len(embed.description or "") <= 4096
-    assert isinstance(attachment, discord.File)
-    full = file_bytes(attachment).decode()
-    assert all(fact.id in full and fact.content in full for fact in alice.facts)
-    assert "Speaks Dutch and English" in full
+    view = kwargs["view"]
+    assert type(view).__name__ == "ShowPagesView" and kwargs["embed"] is view.pages[0]
+    assert view.timeout is not None and 0 < view.timeout <= 900  # the buttons expire
+    shown = ""
+    for page in view.pages:
+        check_discord_limits(embed=page)
+        shown += page.description or ""
+    assert all(fact.id in shown for fact in alice.facts)
+    assert view.pages[0].fields[0].value == "Speaks Dutch and English"
+    assert view.pages[0].footer.text is not None and view.pages[0].footer.text.startswith("Page 1/")
 
 
 async def test_show_with_very_long_summaries_stays_within_embed_limits(harness: Harness) -> None:
@@ -144,10 +146,11 @@ def test_facts_that_fill_the_description_to_the_brim_still_fit(target: int) -> N
     facts[-1].content = "x" * (10 + pad)
     lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in facts]
     assert len("\n".join(lines)) == target
-    embed, attachment = build_show_response(MemoryFile(facts=facts), paused=False)
-    check_discord_limits(embed=embed)
-    if attachment is not None:
-        assert all(f.id in file_bytes(attachment).decode() for f in facts)
+    pages, attachment = build_show_pages(MemoryFile(facts=facts))
+    for page in pages:
+        check_discord_limits(embed=page)
+    assert attachment is None
+    assert all(any(f"`{f.id}`" in (page.description or "") for page in pages) for f in facts)
 
 
 _SECTIONS = ("workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground")
@@ -163,22 +166,28 @@ def _sized(low: int, high: int) -> st.SearchStrategy[str]:
 @given(
     facts=st.lists(_sized(1, 400), max_size=120),
     summaries=st.lists(st.one_of(st.just(""), _sized(0, 3000)), min_size=6, max_size=6),
-    paused=st.booleans(),
+    search=st.one_of(st.none(), st.sampled_from(["so much", "x", "zzz-nothing"])),
 )
 def test_any_memory_is_shown_within_discords_limits_and_nothing_is_hidden(
-    facts: list[str], summaries: list[str], paused: bool
+    facts: list[str], summaries: list[str], search: str | None
 ) -> None:
     memory = MemoryFile(facts=[Fact(id=f"fact_{n:08x}", content=text) for n, text in enumerate(facts)])
     for name, text in zip(_SECTIONS, summaries, strict=True):
         section = getattr(memory.user, name, None) or getattr(memory.history, name)
         section.summary = text
-    embed, attachment = build_show_response(memory, paused=paused)
-    check_discord_limits(embed=embed)
-    if attachment is None:
-        shown = str(embed.to_dict())
-        assert all(f"`{fact.id}`" in (embed.description or "") for fact in memory.facts)
-        assert all(field.value == summary for field, summary in zip(embed.fields, filter(None, summaries), strict=True))
-        assert shown
+    pages, attachment = build_show_pages(memory, search=search)
+    for page in pages:
+        check_discord_limits(embed=page)
+    described = "".join(page.description or "" for page in pages)
+    wanted = [f for f in memory.facts
+              if not search or any(search.casefold() in text.casefold() for text in (f.content, f.id, f.category))]
+    assert all(f"`{fact.id}`" in described for fact in wanted)
+    assert described.count("`fact_") == len(wanted)  # and no other fact
+    if search:
+        assert not pages[0].fields and attachment is None
+    elif attachment is None:
+        assert all(field.value == summary for field, summary in zip(pages[0].fields, filter(None, summaries),
+                                                                    strict=True))
     else:
         full = file_bytes(attachment).decode()
         assert all(fact.id in full for fact in memory.facts)
@@ -385,7 +394,20 @@ async def test_the_memory_commands_work_in_servers_and_dms_and_take_no_user(harn
     assert isinstance(group, app_commands.Group)
     payload = group.to_dict(harness.bot.tree)
     assert {0, 1} <= set(payload["contexts"])  # 0: guild, 1: bot DM
-    assert {option["name"] for option in payload["options"]} == {"show", "forget", "export", "pause", "resume"}
-    options = [o for sub in payload["options"] for o in sub["options"]]
-    assert options == [{"type": 3, "name": "fact", "description": options[0]["description"], "required": False,
-                        "autocomplete": True}]  # the only option: a fact id; no command names another user
+    assert {option["name"] for option in payload["options"]} == {
+        "show", "remember", "edit", "forget", "export", "incognito", "fresh", "pause", "resume"
+    }
+    options = {(sub["name"], o["name"]): o for sub in payload["options"] for o in sub.get("options", [])}
+    assert set(options) == {
+        ("show", "search"), ("remember", "text"), ("remember", "everywhere"), ("edit", "fact"), ("edit", "text"),
+        ("forget", "fact"), ("forget", "section"), ("forget", "minutes"), ("incognito", "minutes"),
+        ("fresh", "minutes"),
+    }  # no command names another user
+    assert options[("edit", "fact")]["autocomplete"] and options[("forget", "fact")]["autocomplete"]
+    assert [c["value"] for c in options[("forget", "section")]["choices"]] == [
+        "workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground"]
+    assert (options[("forget", "minutes")]["min_value"], options[("forget", "minutes")]["max_value"]) == (1, 1440)
+    assert (options[("incognito", "minutes")]["min_value"], options[("incognito", "minutes")]["max_value"]) == (0, 1440)
+    assert options[("remember", "text")]["max_length"] == 400
+    menu = harness.bot.tree.get_command("What did you remember?", type=discord.AppCommandType.message)
+    assert menu is not None and {0, 1} <= set(menu.to_dict(harness.bot.tree)["contexts"])

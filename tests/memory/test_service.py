@@ -211,11 +211,12 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     assert set(memory.appliedTurnIds) == {t.turn_id for t in first}
     assert engine.journaled() == []  # done once saved
 
-    prompt = await engine.service.memory_prompt(ALICE, ["which language for my new service?"], user_label="alice")
+    rendered = await engine.service.memory_prompt(ALICE, ["which language for my new service?"], user_label="alice")
+    prompt = rendered.text
     assert "Writes Go microservices at work" in prompt
     assert "They write Go microservices at a fintech." in prompt
     assert prompt.startswith("<user_memory") and prompt.endswith("</user_memory>")
-    assert await engine.service.memory_prompt(BOB, ["hello"], user_label="bob") == ""
+    assert (await engine.service.memory_prompt(BOB, ["hello"], user_label="bob")).text == ""
 
 
 async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_server: ChatServer) -> None:
@@ -396,7 +397,7 @@ async def test_two_users_in_one_channel_never_share_memory(engine: Engine, chat_
         assert len(names) == 1  # one user's turns per request
         others = bob_says if names == {"alice"} else alice_says
         assert not any(text in request["body"]["messages"][1]["content"] for text in others)
-    prompt = await engine.service.memory_prompt(ALICE, ["tell me about motorcycles"], user_label="alice")
+    prompt = (await engine.service.memory_prompt(ALICE, ["tell me about motorcycles"], user_label="alice")).text
     assert "tomatoes" in prompt and "motorcycles" not in prompt
 
 
