@@ -19,6 +19,7 @@ from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.metrics import BotMetrics
 from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
 
 
@@ -33,6 +34,7 @@ class Resources:
     chat: ChatModel
     memory: MemoryService
     switches: MemorySwitches
+    metrics: BotMetrics
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -78,7 +80,9 @@ def build_resources(settings: Settings) -> Resources:
         disabled_guilds=settings.memory_disabled_guild_ids,
         disabled_channels=settings.memory_disabled_channel_ids,
     )
-    return Resources(settings=settings, client=client, chat=chat, memory=memory, switches=switches)
+    return Resources(
+        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory)
+    )
 
 
 def start_memory(resources: Resources) -> int:

@@ -78,6 +78,8 @@ class Settings(BaseSettings):
     privacy_contact: str = ""
     memory_disabled_guild_ids: IdList = frozenset()
     memory_disabled_channel_ids: IdList = frozenset()
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     # --- Process ---
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -109,7 +111,7 @@ class Settings(BaseSettings):
         return value.upper() if isinstance(value, str) else value
 
     @field_validator(
-        "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", mode="before"
+        "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port", mode="before"
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:

@@ -21,7 +21,7 @@ from bot.interactions import MemoryCommandTree
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin")
+EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics")
 HEARTBEAT_SECONDS = 30.0
 
 

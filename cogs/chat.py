@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -150,6 +151,7 @@ class ChatCog(commands.Cog):
         if not await self.should_reply(message):
             return
         author = message.author
+        started = time.perf_counter()
         self.memory.note_activity(author.id)
         if not self.limiter.allow(author.id):
             if self.limiter.should_notice(author.id):
@@ -166,12 +168,13 @@ class ChatCog(commands.Cog):
             async with contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 history = await self.history_before(message, bot_id)
-                answer, used = await self.answer(message, history, current)
+                answer, used = await self.bot.resources.metrics.chat_request(self.answer(message, history, current))
         except openai.OpenAIError:
             log.exception("reply to message %s failed", message.id)
             await self._send(message, [LLM_ERROR_REPLY])
             return
         sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
+        self.bot.resources.metrics.reply_finished(started, sent=bool(sent))
         if sent:
             await self.memory.record_reply([part.id for part in sent], author.id, used)
         if sent and self.bot.resources.switches.in_channel(message.channel).learning:

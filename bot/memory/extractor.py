@@ -26,6 +26,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from bot.memory.models import ExtractionResult, MemoryFile, TokenUsage, Turn, iso
 from bot.memory.parsing import ExtractionParseError, parse_extraction
+from bot.memory.stats import CallCounts
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +211,7 @@ class MemoryExtractor:
         self._sleep = sleep
         self._json_mode = True
         self.usage = TokenUsage()
+        self.calls = CallCounts()
 
     def longest_attempts_seconds(self, attempt_timeout: float) -> float:
         """The longest one `extract` call can take: every attempt timing out, the longest wait between them."""
@@ -233,12 +235,15 @@ class MemoryExtractor:
         messages = build_messages(memory, turns, user_id=user_id, today=now)
         attempt = 0
         while True:
+            self.calls.requests += 1
             try:
                 return await self._call_once(messages, label)
             except ExtractionParseError as error:
+                self.calls.errors[type(error).__name__] += 1
                 log.warning("extraction %s: unusable answer (%s); memory unchanged", label, error)
                 raise ExtractionFailed(f"unusable answer: {error}", transient=False) from None
             except openai.OpenAIError as error:
+                self.calls.errors[type(error).__name__] += 1
                 if not _is_transient(error):
                     raise ExtractionFailed(f"{type(error).__name__}", transient=False) from None
                 if attempt >= self.retries:

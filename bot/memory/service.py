@@ -37,6 +37,7 @@ from bot.memory.render import render_block
 from bot.memory.replies import ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
+from bot.memory.stats import EngineSnapshot
 from bot.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class EngineStats:
     batches_failed: int = 0
     turns_skipped_paused: int = 0
     facts_added: int = 0
+    batches_requeued: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +342,7 @@ class MemoryService:
         if attempts > MAX_REQUEUES or not self.accepting:
             self._give_up(key, turns, reason)
             return
+        self.stats.batches_requeued += 1
         self._requeues[marker] = attempts
         log.warning(
             "memory update for %s failed (%s); trying again later (%d/%d)", key.label(), reason, attempts, MAX_REQUEUES
@@ -591,6 +594,20 @@ class MemoryService:
         return self.modes_of(user_id).incognito
 
     # --- operations ----------------------------------------------------------------------------------------
+
+    def snapshot(self) -> EngineSnapshot:
+        """The engine's counters and gauges, as plain values, for the metrics endpoint."""
+        return EngineSnapshot(
+            batches_saved=self.stats.batches_saved,
+            batches_failed=self.stats.batches_failed,
+            batches_requeued=self.stats.batches_requeued,
+            facts_stored=self.stats.facts_added,
+            turns_pending=self.journal.pending if self.journal is not None else self.debouncer.pending_turns,
+            cache_hits=self.store.cache_hits,
+            cache_misses=self.store.cache_misses,
+            extraction_requests=self.extractor.calls.requests,
+            extraction_errors=dict(self.extractor.calls.errors),
+        )
 
     def note_activity(self, user_id: int) -> None:
         """A message from the user reached the bot: they are not silent (retention counts from here)."""

@@ -76,6 +76,8 @@ class MemoryStore:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._revisions = itertools.count(1)
         self._epochs: dict[str, int] = {}
+        self.cache_hits = 0  # reads answered from the cache (for monitoring)
+        self.cache_misses = 0
 
     def prepare(self) -> None:
         """Create the folder, check it is writable, and sweep temp files a crash left behind."""
@@ -111,7 +113,9 @@ class MemoryStore:
         uid = validate_user_id(user_id)
         hit = self._fresh_cache_entry(uid)
         if hit is not None:
+            self.cache_hits += 1
             return hit.memory, hit.revision
+        self.cache_misses += 1
         async with self.lock_for(uid):
             entry = await self._load_locked(uid)
         return entry.memory, entry.revision

@@ -1,0 +1,31 @@
+"""Plain counters the engine keeps for monitoring, and the snapshot the service hands out.
+
+The engine stays free of any metrics library: the application's metrics endpoint reads `MemoryService.snapshot()`
+when it is scraped and turns it into Prometheus metrics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class CallCounts:
+    """LLM requests made by the extractor (each attempt counts) and their errors by exception class name."""
+
+    requests: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSnapshot:
+    batches_saved: int
+    batches_failed: int
+    batches_requeued: int
+    facts_stored: int
+    turns_pending: int
+    cache_hits: int
+    cache_misses: int
+    extraction_requests: int
+    extraction_errors: dict[str, int]

@@ -1,0 +1,220 @@
+"""Prometheus metrics: one registry per process (never the library's global one, so tests stay isolated), the
+bot's own counters, a collector that reads the memory engine's snapshot when scraped, and the HTTP endpoint.
+
+Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says otherwise. Every name starts with
+`memorybot_` and says what it counts, so dashboards can rely on it:
+
+- memorybot_replies_total{outcome}: replies sent (`sent`) or lost to Discord errors (`send_failed`)
+- memorybot_reply_latency_seconds: from taking a message to the reply being sent (histogram)
+- memorybot_llm_requests_total{purpose}: reply calls (`chat`, the SDK's one quick retry included) and extraction
+  attempts (`extraction`)
+- memorybot_llm_errors_total{purpose,kind}: their failures by kind (timeout, connection, rate_limited, ...)
+- memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up) or `requeued`
+- memorybot_facts_stored_total: new facts saved by extractions
+- memorybot_journal_pending_turns: turns waiting in the journal for extraction
+- memorybot_memory_cache_hits_total / memorybot_memory_cache_misses_total: memory reads served from RAM / disk
+- memorybot_gateway_connected: 1 while the Discord gateway session is up, 0 otherwise
+- memorybot_event_loop_lag_seconds: how late the event loop wakes a 0.5 s timer (histogram)
+
+The endpoint is served by aiohttp on the bot's own event loop (collection runs there too, so nothing reads the
+engine from another thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter as Tally
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import TypeVar
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+
+from bot.memory.service import MemoryService
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+LAG_INTERVAL_SECONDS = 0.5
+REPLY_BUCKETS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
+LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+_ERROR_KINDS = {
+    "APITimeoutError": "timeout",
+    "TimeoutError": "timeout",
+    "APIConnectionError": "connection",
+    "RateLimitError": "rate_limited",
+    "InternalServerError": "server_error",
+    "AuthenticationError": "auth",
+    "PermissionDeniedError": "auth",
+    "BadRequestError": "bad_request",
+    "NotFoundError": "bad_request",
+    "UnprocessableEntityError": "bad_request",
+    "ConflictError": "bad_request",
+    "ExtractionParseError": "bad_answer",
+    "APIResponseValidationError": "bad_answer",
+}
+
+
+def error_kind(class_name: str) -> str:
+    """A small, stable set of label values for an LLM error, from its exception class name."""
+    return _ERROR_KINDS.get(class_name, "server_error" if class_name == "APIStatusError" else "other")
+
+
+class BotMetrics:
+    """The process's metrics. The chat path reports into it; the engine's part is read when scraped."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self.registry = CollectorRegistry()
+        self.replies: Tally[str] = Tally()
+        self.chat_requests = 0
+        self.chat_errors: Tally[str] = Tally()
+        self.gateway_connected = False
+        self.reply_latency = Histogram(
+            "memorybot_reply_latency_seconds", "Seconds from taking a message to the reply being sent.",
+            buckets=REPLY_BUCKETS, registry=self.registry,
+        )
+        self.loop_lag = Histogram(
+            "memorybot_event_loop_lag_seconds", "How late the event loop woke a 0.5 s timer, in seconds.",
+            buckets=LAG_BUCKETS, registry=self.registry,
+        )
+        self.registry.register(_Collector(self))
+
+    # --- reported by the chat path -------------------------------------------------------------------------
+
+    async def chat_request(self, call: Awaitable[T]) -> T:
+        """Await one chat LLM call, counting it and, when it raises, its error kind."""
+        self.chat_requests += 1
+        try:
+            return await call
+        except Exception as error:
+            self.chat_errors[type(error).__name__] += 1
+            raise
+
+    def reply_finished(self, started: float, *, sent: bool) -> None:
+        """A reply went out (or Discord refused it); `started` is `time.perf_counter()` when the message was taken."""
+        self.replies["sent" if sent else "send_failed"] += 1
+        if sent:
+            self.reply_latency.observe(time.perf_counter() - started)
+
+    # --- exposition ----------------------------------------------------------------------------------------
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Collector(Collector):
+    def __init__(self, metrics: BotMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        m = self.metrics
+        engine = m.memory.snapshot()
+        replies = CounterMetricFamily("memorybot_replies", "Replies, by outcome.", labels=["outcome"])
+        for outcome in ("sent", "send_failed"):
+            replies.add_metric([outcome], m.replies[outcome])
+        yield replies
+        requests = CounterMetricFamily("memorybot_llm_requests", "LLM requests, by purpose.", labels=["purpose"])
+        requests.add_metric(["chat"], m.chat_requests)
+        requests.add_metric(["extraction"], engine.extraction_requests)
+        yield requests
+        errors = CounterMetricFamily(
+            "memorybot_llm_errors", "Failed LLM requests, by purpose and kind.", labels=["purpose", "kind"]
+        )
+        for purpose, counts in (("chat", m.chat_errors.items()), ("extraction", engine.extraction_errors.items())):
+            for kind, count in _by_kind(counts).items():
+                errors.add_metric([purpose, kind], count)
+        yield errors
+        extractions = CounterMetricFamily(
+            "memorybot_extractions", "Extraction batches, by outcome.", labels=["outcome"]
+        )
+        extractions.add_metric(["saved"], engine.batches_saved)
+        extractions.add_metric(["failed"], engine.batches_failed)
+        extractions.add_metric(["requeued"], engine.batches_requeued)
+        yield extractions
+        yield CounterMetricFamily(
+            "memorybot_facts_stored", "New facts saved by extractions.", value=engine.facts_stored
+        )
+        yield GaugeMetricFamily(
+            "memorybot_journal_pending_turns", "Turns waiting in the journal for extraction.",
+            value=engine.turns_pending,
+        )
+        yield CounterMetricFamily(
+            "memorybot_memory_cache_hits", "Memory reads answered from the in-RAM cache.", value=engine.cache_hits
+        )
+        yield CounterMetricFamily(
+            "memorybot_memory_cache_misses", "Memory reads that went to disk.", value=engine.cache_misses
+        )
+        yield GaugeMetricFamily(
+            "memorybot_gateway_connected", "1 while the Discord gateway session is up.", value=int(m.gateway_connected)
+        )
+
+
+def _by_kind(counts: Iterable[tuple[str, int]]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for class_name, count in counts:
+        kind = error_kind(class_name)
+        kinds[kind] = kinds.get(kind, 0) + count
+    return kinds
+
+
+class MetricsServer:
+    """`GET /metrics` on host:port, plus the event-loop lag probe, while running."""
+
+    def __init__(
+        self, metrics: BotMetrics, *, host: str, port: int, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.metrics = metrics
+        self.host = host
+        self.port = port
+        self._clock = clock
+        self._runner: web.AppRunner | None = None
+        self._probe: asyncio.Task[None] | None = None
+
+    async def start(self) -> bool:
+        """Listen; False (with one ERROR line, the bot carries on) when the address cannot be used."""
+        app = web.Application()
+        app.router.add_get("/metrics", self._serve)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, self.port).start()
+        except OSError as error:
+            await runner.cleanup()
+            log.error(
+                "metrics: cannot listen on %s:%d (%s); metrics are off", self.host, self.port,
+                error.strerror or type(error).__name__,
+            )
+            return False
+        self._runner = runner
+        self._probe = asyncio.create_task(self._measure_lag(), name="event-loop lag probe")
+        log.info("metrics: serving /metrics on %s:%d", self.host, self.port)
+        return True
+
+    async def stop(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
+            self._probe = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        body = self.metrics.render()
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _measure_lag(self) -> None:
+        while True:
+            before = self._clock()
+            await asyncio.sleep(LAG_INTERVAL_SECONDS)
+            self.metrics.loop_lag.observe(max(0.0, self._clock() - before - LAG_INTERVAL_SECONDS))

@@ -1,0 +1,50 @@
+"""Serves Prometheus metrics while loaded (METRICS_PORT; off by default) and tracks the gateway session for them.
+
+Connected means a gateway session is up: set on `on_ready` and `on_resumed`, cleared on `on_disconnect`, so the
+gauge reads 0 during a reconnect loop even though the process is alive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from discord.ext import commands
+
+from bot.metrics import MetricsServer
+
+if TYPE_CHECKING:
+    from bot.discord_bot import MemoryBot
+
+
+class MetricsCog(commands.Cog):
+    def __init__(self, bot: MemoryBot) -> None:
+        self.bot = bot
+        self.metrics = bot.resources.metrics
+        settings = bot.resources.settings
+        self.server: MetricsServer | None = None
+        if settings.metrics_port is not None:
+            self.server = MetricsServer(self.metrics, host=settings.metrics_host, port=settings.metrics_port)
+
+    async def cog_load(self) -> None:
+        if self.server is not None and not await self.server.start():
+            self.server = None
+
+    async def cog_unload(self) -> None:
+        if self.server is not None:
+            await self.server.stop()
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        self.metrics.gateway_connected = True
+
+    @commands.Cog.listener()
+    async def on_resumed(self) -> None:
+        self.metrics.gateway_connected = True
+
+    @commands.Cog.listener()
+    async def on_disconnect(self) -> None:
+        self.metrics.gateway_connected = False
+
+
+async def setup(bot: MemoryBot) -> None:
+    await bot.add_cog(MetricsCog(bot))
