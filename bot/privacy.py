@@ -30,6 +30,12 @@ def endpoint_name(settings: Settings) -> str:
 class CommandHelp:
     name: str
     description: str
+    message_menu: bool = False  # an entry of the Apps menu on a message, not a slash command
+
+    def line(self) -> str:
+        if self.message_menu:
+            return f"- the message menu **{self.name}** (Apps): {self.description}"
+        return f"- `/{self.name}`: {self.description}"
 
 
 def retention_text(days: int) -> str:
@@ -60,7 +66,10 @@ def privacy_statement(
         f"- Your recent messages to it and its replies, only until they are distilled: normally at most "
         f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait on the bot's "
         "disk until it can, and are deleted with the rest of your memory.",
-        "- When you last talked to it (for the automatic deletion below), and your settings such as a pause.",
+        "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
+        "text), so you can ask it \"What did you remember?\".",
+        "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
+        "fresh).",
         "",
         "**Where**",
         "- In files on the server of whoever runs this bot (the operator).",
@@ -75,7 +84,7 @@ def privacy_statement(
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its disk.",
         "",
         "**See, export and delete it**",
-        *[f"- `/{command.name}`: {command.description}" for command in commands],
+        *[command.line() for command in commands],
     ]
     if here is not None and server_name is not None:
         lines += [

@@ -33,7 +33,7 @@ def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp
             if isinstance(command, app_commands.Command):
                 found.append(CommandHelp(command.qualified_name, command.description))
     for menu in tree.get_commands(type=discord.AppCommandType.message):
-        found.append(CommandHelp(f"(message menu) {menu.name}", "on one of the bot's replies"))
+        found.append(CommandHelp(menu.name, "on one of the bot's replies, what it used", message_menu=True))
     return found
 
 

@@ -136,6 +136,10 @@ class ModeRegistry:
     async def set_fresh(self, user_id: int | str, until: datetime | str | None, now: datetime) -> None:
         await self._change(user_id, now, fresh=until)
 
+    def users(self) -> set[int]:
+        """Users with a mode on record (the retention sweep deletes theirs with the rest of their data)."""
+        return {int(uid) for uid in self._entries}
+
     async def clear(self, user_id: int | str, now: datetime) -> bool:
         """End both modes for the user (and the fail-closed state for them); True when any was on."""
         uid = validate_user_id(user_id)

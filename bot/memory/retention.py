@@ -6,11 +6,11 @@ learned from them for that long. A user's last activity is the later of:
   shutdown; counted to the end of that day, so rounding always keeps a user longer, never shorter), and
 - the modification time of their memory file (rewritten by every extraction), which also covers a crash that lost
   the last hour of the activity file, and files written before the activity file existed.
-A user known only by their pause setting (no memory, no recorded activity) has their clock started at the first
+A user known only by a setting (a pause or a mode; no memory, no recorded activity) has their clock started at the first
 sweep that sees them.
 
-The sweep deletes through the service's forget-everything path (memory file, corrupt copies, pending turns, and
-whatever else a `/memory forget` deletes), then the user's pause setting and activity record, and compacts the
+The sweep deletes through the service's forget-everything path (memory file, corrupt copies, pending turns, the
+records of which memory their replies used, the activity record), then the user's pause and modes, and compacts the
 journal once at the end so the bytes of dropped turns leave the disk. It lists the folder in a worker thread and
 deletes in small concurrent chunks that yield to the event loop, so 10,000 users on disk do not stall replies.
 Counts are logged at INFO, user ids only at DEBUG.
@@ -132,7 +132,8 @@ async def sweep_silent_users(service: MemoryService, now: datetime, *, days: int
     cutoff = now - timedelta(days=days)
     file_times = await asyncio.to_thread(_scan_memory_folder, service.store.folder)
     activity = service.activity
-    candidates: set[int] = set(file_times) | set(activity.users()) | service.pauses.paused_users()
+    with_modes = service.modes.users()
+    candidates: set[int] = set(file_times) | set(activity.users()) | service.pauses.paused_users() | with_modes
     silent: list[int] = []
     for user_id in candidates:
         last = last_activity(activity, file_times, user_id)
@@ -143,7 +144,9 @@ async def sweep_silent_users(service: MemoryService, now: datetime, *, days: int
     deleted = 0
     for start in range(0, len(silent), SWEEP_CHUNK):
         chunk = silent[start : start + SWEEP_CHUNK]
-        results = await asyncio.gather(*(_erase_if_still_silent(service, uid, cutoff, file_times) for uid in chunk))
+        results = await asyncio.gather(
+            *(_erase_if_still_silent(service, uid, cutoff, file_times, now, uid in with_modes) for uid in chunk)
+        )
         deleted += sum(results)
         await asyncio.sleep(0)
     if deleted and service.journal is not None:
@@ -157,7 +160,7 @@ async def sweep_silent_users(service: MemoryService, now: datetime, *, days: int
 
 
 async def _erase_if_still_silent(
-    service: MemoryService, user_id: int, cutoff: datetime, file_times: dict[int, float]
+    service: MemoryService, user_id: int, cutoff: datetime, file_times: dict[int, float], now: datetime, modes: bool
 ) -> bool:
     """The user may have spoken since the folder was listed: check again just before deleting."""
     last = last_activity(service.activity, file_times, user_id)
@@ -165,5 +168,7 @@ async def _erase_if_still_silent(
         return False
     await service.forget_all(user_id, quiet=True)
     await service.pauses.set_paused(user_id, False)
+    if modes:
+        await service.modes.clear(user_id, now)
     log.debug("retention: deleted the memory of silent user %s", user_id)
     return True

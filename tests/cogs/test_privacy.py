@@ -35,8 +35,9 @@ async def test_the_statement_follows_the_settings(make_harness: MakeHarness) -> 
     assert "after **30 days**" in text
     assert "privacy@example.org" in text
     assert "127.0.0.1" not in text and "bot's own server" in text  # the test endpoint runs on this machine
-    for command in ("memory show", "memory export", "memory forget", "memory pause"):
+    for command in ("memory show", "memory export", "memory forget", "memory pause", "memory incognito"):
         assert f"`/{command}`" in text
+    assert "message menu **What did you remember?**" in text and "ids, never their text" in text
     assert minutes_promised(text) * 60 >= h.memory.longest_pending_seconds(h.settings.llm_timeout_seconds)
     assert "In Test server" not in text  # a DM: no server switches to report
 

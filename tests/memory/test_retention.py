@@ -1,5 +1,6 @@
 """Retention: the daily sweep deletes exactly the users silent for MEMORY_RETENTION_DAYS, with every trace of
-them (memory file, kept-aside copies, journal lines, pause setting, activity record), and nothing of anyone else.
+them (memory file, kept-aside copies, journal lines, reply records, pause and modes, activity record), and nothing
+of anyone else.
 A fake clock drives "days"; every byte under DATA_DIR is searched, not the API's view."""
 
 from __future__ import annotations
@@ -92,13 +93,17 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
     await service.journal.add(key, [Turn(role="user", author_id=ALICE, author_name="A", text=secret(ALICE),
                                          at=T0, turn_id="t-alice-1")])
     (data / "memory" / f"{ALICE}.json.corrupt-20250101T000000000000Z").write_text(secret(ALICE))
+    await service.replies.record([777000111, 777000112], ALICE, ["workContext"], [f"fact_{ALICE:04x}0000"])
     service.note_activity(ALICE)
-    # Carol: paused learning, nothing else. Dave: paused, never seen since activity was recorded.
+    # Carol: paused learning and chose replies without memory, nothing else. Dave: paused, never seen since
+    # activity was recorded.
     await service.set_paused(CAROL, True)
+    await service.set_fresh(CAROL, 0)
     service.note_activity(CAROL)
     await service.pauses.set_paused(DAVE, True)
     # Bob: old memory, but he talked to the bot 300 days later. Erin: learned something 200 days later.
     await service.store.save(BOB, memory_of(BOB))
+    await service.replies.record([777000222], BOB, ["workContext"], [])
     await service.store.save(ERIN, memory_of(ERIN))
     for user in (ALICE, BOB, ERIN):
         set_mtime(data / "memory" / f"{user}.json", T0)
@@ -118,6 +123,8 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
     for gone in (ALICE, CAROL):
         assert secret(gone).encode() not in everything
         assert str(gone).encode() not in everything, f"user {gone} left a trace"
+    assert b"777000111" not in everything and b"777000222" in everything  # reply records: Alice's gone, Bob's kept
+    assert service.modes_of(CAROL).fresh_until_resume is False
     for kept in (BOB, ERIN):
         assert secret(kept).encode() in everything
         assert (data / "memory" / f"{kept}.json").exists()
