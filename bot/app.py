@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from openai import AsyncOpenAI
 
+from bot.chat.model import ChatModel
 from bot.config import Settings
-from bot.llm import ChatModel, build_client
+from bot.llm import build_client
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.pauses import PauseRegistry
@@ -73,7 +74,8 @@ def build_resources(settings: Settings) -> Resources:
         activity=ActivityLog(settings.data_dir / ACTIVITY_FILE),
     )
     chat = ChatModel(
-        client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature
+        client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
+        limit_field=settings.chat_token_parameter,
     )
     switches = MemorySwitches(
         settings.data_dir / SWITCHES_FILE,

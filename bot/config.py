@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     discord_token: SecretStr
     allowed_guild_ids: IdList = frozenset()
     allowed_channel_ids: IdList = frozenset()
+    auto_reply_channel_ids: IdList = frozenset()
     allow_dms: bool = True
     sync_commands: bool = False
     command_sync_guild_id: int | None = None
@@ -49,7 +50,8 @@ class Settings(BaseSettings):
     memory_model: str | None = None
     llm_timeout_seconds: float = Field(default=60.0, gt=0)
     chat_max_tokens: int = Field(default=1024, gt=0)
-    chat_temperature: float = Field(default=0.7, ge=0, le=2)
+    chat_temperature: float | None = Field(default=None, ge=0, le=2)
+    chat_token_parameter: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"  # noqa: S105 -- a name
 
     # --- Conversation ---
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -57,6 +59,17 @@ class Settings(BaseSettings):
     history_chars: int = Field(default=8000, ge=0)
     rate_limit_messages: int = Field(default=8, ge=0)
     rate_limit_window_seconds: float = Field(default=60.0, gt=0)
+    stream_replies: bool = True
+    stream_edit_seconds: float = Field(default=1.0, ge=0.2)
+    reply_chain_messages: int = Field(default=10, ge=0, le=50)
+    reply_chain_chars: int = Field(default=6000, ge=0)
+
+    # --- Attachments ---
+    vision: bool = False
+    vision_max_images: int = Field(default=4, ge=0, le=16)
+    vision_max_image_bytes: int = Field(default=5_000_000, gt=0)
+    text_attachment_max_files: int = Field(default=4, ge=0, le=16)
+    text_attachment_max_bytes: int = Field(default=100_000, gt=0)
 
     # --- Memory ---
     data_dir: Path = Path("./data")
@@ -89,7 +102,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "allowed_guild_ids", "allowed_channel_ids", "memory_disabled_guild_ids", "memory_disabled_channel_ids",
-        mode="before",
+        "auto_reply_channel_ids", mode="before",
     )
     @classmethod
     def _split_ids(cls, value: Any) -> Any:
@@ -111,7 +124,8 @@ class Settings(BaseSettings):
         return value.upper() if isinstance(value, str) else value
 
     @field_validator(
-        "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port", mode="before"
+        "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",
+        "chat_temperature", mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:

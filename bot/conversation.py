@@ -22,6 +22,7 @@ class HistoryEntry:
     author_name: str
     text: str
     is_self: bool = False
+    message_id: int | None = None
 
 
 def system_message(base_prompt: str, *, now: datetime, speaker_name: str, memory_block: str) -> str:

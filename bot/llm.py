@@ -1,12 +1,10 @@
-"""The one `AsyncOpenAI` client of the process, and the chat-reply call made through it."""
+"""The one `AsyncOpenAI` client of the process, shared by replies (`bot.chat.model`) and memory extraction."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionMessageParam
 
 from bot.config import Settings
 
@@ -25,29 +23,3 @@ def build_client(settings: Settings) -> AsyncOpenAI:
         timeout=settings.llm_timeout_seconds,
         max_retries=0,
     )
-
-
-class ChatModel:
-    """Generates replies. Kept tiny so the chat cog and the console share exactly the same call."""
-
-    def __init__(self, client: AsyncOpenAI, *, model: str, max_tokens: int, temperature: float) -> None:
-        self._client = client
-        self.model = model
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-
-    async def reply(self, messages: Sequence[ChatCompletionMessageParam]) -> str:
-        """The model's answer text; raises the SDK's errors (the caller turns them into a friendly message)."""
-        response = await self._client.with_options(max_retries=1).chat.completions.create(
-            model=self.model,
-            messages=list(messages),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        )
-        if response.usage is not None:
-            log.info(
-                "reply: model=%s prompt_tokens=%d completion_tokens=%d",
-                self.model, response.usage.prompt_tokens, response.usage.completion_tokens,
-            )
-        content = response.choices[0].message.content if response.choices else None
-        return (content or "").strip()

@@ -43,6 +43,11 @@ def _open_fence(text: str) -> str | None:
     return opener
 
 
+def ends_in_code_block(text: str) -> bool:
+    """Whether `text` ends inside an open code block (as the splitter reads fences)."""
+    return _open_fence(text) is not None
+
+
 def _shorten_fence_lines(text: str, longest: int) -> str:
     """Fence lines longer than `longest` (half a message: only junk is that long) are cut down, so any fence
     line fits in a message. Only the info string shrinks; the line stays a fence line, so the blocks and their

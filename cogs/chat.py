@@ -1,9 +1,12 @@
 """Chat: answers people with their memory in the prompt, then hands the exchange to the memory engine.
 
-Replies in DMs to every message, and in servers when @mentioned or when someone replies to one of the bot's
-messages. The prompt carries the speaking user's memory and nobody else's; afterwards only that user's turn and the
-bot's reply go to the debouncer under `(channel or thread id, user id)`, so in a busy channel each person's facts
-come from their own words alone.
+Replies in DMs to every message, and in servers when @mentioned, when someone replies to one of the bot's messages,
+or to every message in an auto-reply channel (and its threads). The steps are separate methods: decide to reply
+(`should_reply`), build the prompt (`build_prompt`), generate and send (`generate_and_send`, streamed or whole),
+learn (`learn`). The prompt carries the speaking user's memory and nobody else's; afterwards only that user's turn
+and the bot's final reply go to the debouncer under `(channel or thread id, user id)`, so in a busy channel each
+person's facts come from their own words alone. A reply that fails still hands the user's own words to memory;
+the bot's failure text never.
 """
 
 from __future__ import annotations
@@ -12,19 +15,24 @@ import contextlib
 import logging
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 import openai
 from discord.ext import commands
+from openai.types.chat import ChatCompletionMessageParam
 
+from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
+from bot.chat.model import NotAStream
+from bot.chat.reply_chain import ReplyChains
+from bot.chat.streaming import StreamingReply, reply_chunks
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import MemoryPrompt
 from bot.ratelimit import RateLimiter
-from bot.splitting import split_message
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -34,6 +42,7 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 LLM_ERROR_REPLY = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 EMPTY_REPLY = "I don't have an answer for that right now."
+IMAGES_REFUSED_NOTE = "-# This model can't look at images, so I answered from the text alone."
 PUBLIC_CHANNEL_NOTE = (
     "This is a shared server channel that other people can read: use what you remember about the user discreetly "
     "and do not recite personal details unless they bring them up."
@@ -91,6 +100,62 @@ def as_incoming(message: discord.Message, text: str, *, is_self: bool) -> Incomi
     )
 
 
+@dataclass
+class Prompt:
+    """What one reply is generated from: the messages for the model, the memory they carry (recorded for "What
+    did you remember?") and what the user attached."""
+
+    messages: list[ChatCompletionMessageParam]
+    memory: MemoryPrompt
+    attachments: ReadAttachments = field(default_factory=ReadAttachments)
+
+
+@dataclass
+class SentReply:
+    """A reply that reached Discord: its final text (what memory may learn) and its messages, in order."""
+
+    text: str
+    messages: list[discord.Message]
+    images_dropped: bool = False
+
+    @property
+    def first(self) -> discord.Message:
+        return self.messages[0]
+
+
+class ReplySink:
+    """Posts and edits one reply: the first message answers the user's message (a reference that does not fail
+    when that message was deleted meanwhile), the rest follow in the channel; mentions are off everywhere."""
+
+    def __init__(self, message: discord.Message) -> None:
+        self.message = message
+        self.posted = 0
+
+    async def post(self, text: str) -> discord.Message:
+        channel = self.message.channel
+        if self.posted == 0:
+            sent = await channel.send(
+                text, reference=self.message.to_reference(fail_if_not_exists=False), mention_author=False,
+                allowed_mentions=NO_MENTIONS,
+            )
+        else:
+            sent = await channel.send(text, allowed_mentions=NO_MENTIONS)
+        self.posted += 1
+        return sent
+
+    async def edit(self, message: discord.Message, text: str) -> None:
+        await message.edit(content=text, allowed_mentions=NO_MENTIONS)
+
+    async def delete(self, message: discord.Message) -> None:
+        await message.delete()
+
+
+def describe_failure(error: BaseException) -> str:
+    """The kind of failure for the log: the error class and HTTP status, never the answer or the prompt."""
+    status = getattr(error, "status_code", None) or getattr(error, "status", None)
+    return f"{type(error).__name__}" + (f" (HTTP {status})" if status else "")
+
+
 class ChatCog(commands.Cog):
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
@@ -98,6 +163,16 @@ class ChatCog(commands.Cog):
         self.memory = bot.resources.memory
         self.chat = bot.resources.chat
         self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+        self.chains = ReplyChains(
+            max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
+        )
+        self.attachment_limits = AttachmentLimits(
+            vision=self.settings.vision,
+            max_images=self.settings.vision_max_images,
+            max_image_bytes=self.settings.vision_max_image_bytes,
+            max_text_files=self.settings.text_attachment_max_files,
+            max_text_bytes=self.settings.text_attachment_max_bytes,
+        )
 
     # --- when to answer ------------------------------------------------------------------------------------
 
@@ -112,6 +187,14 @@ class ChatCog(commands.Cog):
             return place in self.settings.allowed_channel_ids or channel.id in self.settings.allowed_channel_ids
         return True
 
+    def _auto_reply_here(self, message: discord.Message) -> bool:
+        """An auto-reply channel, or a thread in one."""
+        auto = self.settings.auto_reply_channel_ids
+        channel = message.channel
+        return bool(auto) and (
+            channel.id in auto or (isinstance(channel, discord.Thread) and channel.parent_id in auto)
+        )
+
     async def _replies_to_me(self, message: discord.Message) -> bool:
         reference = message.reference
         me = self.bot.user
@@ -125,6 +208,7 @@ class ChatCog(commands.Cog):
                 target = await message.channel.fetch_message(reference.message_id)
             except discord.HTTPException:
                 return False
+            self.chains.link_for(target, lambda m: readable_text(m, me.id), me.id)  # the chain needs it next
         return isinstance(target, discord.Message) and target.author.id == me.id
 
     async def should_reply(self, message: discord.Message) -> bool:
@@ -135,7 +219,7 @@ class ChatCog(commands.Cog):
             return False
         if not self._allowed_place(message):
             return False
-        if message.guild is None:
+        if message.guild is None or self._auto_reply_here(message):
             return True
         if any(user.id == me.id for user in message.mentions):
             return True
@@ -144,43 +228,52 @@ class ChatCog(commands.Cog):
             return True
         return await self._replies_to_me(message)
 
+    def _within_rate_limit(self, message: discord.Message) -> bool:
+        author = message.author
+        if self.limiter.allow(author.id):
+            return True
+        log.info("rate limit: user %s over %d messages per window", author.id, self.limiter.max_events)
+        return False
+
     # --- answering -----------------------------------------------------------------------------------------
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         if not await self.should_reply(message):
             return
-        author = message.author
         started = time.perf_counter()
-        self.memory.note_activity(author.id)
-        if not self.limiter.allow(author.id):
-            if self.limiter.should_notice(author.id):
-                wait = max(1, round(self.limiter.retry_after(author.id)))
-                await self._send(message, [f"You're sending messages faster than I can think. Try again in {wait}s."])
-            log.info("rate limit: user %s over %d messages per window", author.id, self.limiter.max_events)
+        self.memory.note_activity(message.author.id)
+        if not self._within_rate_limit(message):
+            if self.limiter.should_notice(message.author.id):
+                wait = max(1, round(self.limiter.retry_after(message.author.id)))
+                await self._notify(message, f"You're sending messages faster than I can think. Try again in {wait}s.")
             return
         me = self.bot.user
         bot_id = me.id if me else None
         text = readable_text(message, bot_id)
-        shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
-        current = HistoryEntry(author.id, author.display_name, shown)
+        # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never the
+        # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
+        sent: SentReply | None = None
         try:
             async with contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
-                history = await self.history_before(message, bot_id)
-                answer, used = await self.bot.resources.metrics.chat_request(self.answer(message, history, current))
-        except openai.OpenAIError:
+                prompt = await self.build_prompt(message, text, bot_id)
+                sent = await self.generate_and_send(message, prompt)
+        except openai.OpenAIError as error:
+            log.error("reply to message %s failed: %s", message.id, describe_failure(error))
+            await self._notify(message, LLM_ERROR_REPLY)
+        except discord.HTTPException as error:
+            log.warning("could not send a reply in channel %s (HTTP %s)", message.channel.id, error.status)
+            self.bot.resources.metrics.reply_finished(started, sent=False)
+        except Exception:
             log.exception("reply to message %s failed", message.id)
-            await self._send(message, [LLM_ERROR_REPLY])
-            return
-        sent = await self._send(message, split_message(answer) or [EMPTY_REPLY])
-        self.bot.resources.metrics.reply_finished(started, sent=bool(sent))
-        if sent:
-            await self.memory.record_reply([part.id for part in sent], author.id, used)
-        if sent and self.bot.resources.switches.in_channel(message.channel).learning:
-            # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never
-            # the placeholder the model was shown, so the filter drops it instead of storing our stand-in.
-            await self.learn(message, text, sent[0], answer, bot_id)
+            await self._notify(message, LLM_ERROR_REPLY)
+        else:
+            self.bot.resources.metrics.reply_finished(started, sent=True)
+            await self.memory.record_reply([part.id for part in sent.messages], message.author.id, prompt.memory)
+            await self._send_notes(message, prompt, sent)
+        if self.bot.resources.switches.in_channel(message.channel).learning:
+            await self.learn(message, text, sent, bot_id)
 
     async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
         """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""
@@ -203,7 +296,10 @@ class ChatCog(commands.Cog):
                 if not text:
                     continue
                 entries.append(
-                    HistoryEntry(past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id)
+                    HistoryEntry(
+                        past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id,
+                        message_id=past.id,
+                    )
                 )
         except discord.HTTPException as error:
             # Without "Read Message History" in this channel the bot still answers, just without the context.
@@ -212,47 +308,104 @@ class ChatCog(commands.Cog):
         entries.reverse()
         return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
 
-    async def answer(
-        self, message: discord.Message, history: list[HistoryEntry], current: HistoryEntry
-    ) -> tuple[str, MemoryPrompt]:
-        """Ask the chat model, with the speaking user's memory (and only theirs) in the system prompt; returns the
-        answer and the memory it was given."""
+    async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
+        """The messages this one replies to (bounded), oldest first."""
+        if self.settings.reply_chain_messages <= 0 or message.reference is None:
+            return []
+
+        async def fetch(channel_id: int, message_id: int) -> discord.Message | None:
+            channel: Any = message.channel if channel_id == message.channel.id else self.bot.get_channel(channel_id)
+            if channel is None or not hasattr(channel, "fetch_message"):
+                return None
+            try:
+                return await channel.fetch_message(message_id)  # type: ignore[no-any-return]
+            except discord.HTTPException:
+                return None
+
+        return await self.chains.chain(
+            message, describe=lambda m: readable_text(m, bot_id), fetch=fetch, bot_id=bot_id
+        )
+
+    async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
+        """System prompt with the speaking user's memory (and only theirs), the reply chain, the recent history,
+        and the message itself with its attachments."""
+        author = message.author
+        shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
+        current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)
+        history = await self.history_before(message, bot_id)
+        recent_ids = {entry.message_id for entry in history}
+        chain = [entry for entry in await self.reply_chain(message, bot_id) if entry.message_id not in recent_ids]
+        context = chain + history
         used = await self.memory.memory_prompt(
-            current.author_id, recent_texts(history, current), user_label=current.author_name
+            current.author_id, recent_texts(context, current), user_label=current.author_name
         ) if self.bot.resources.switches.in_channel(message.channel).recall else MemoryPrompt()
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{PUBLIC_CHANNEL_NOTE}"
         system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
-        return await self.chat.reply(chat_messages(system=system, history=history, current=current)), used
+        messages = chat_messages(system=system, history=context, current=current)
+        attachments = ReadAttachments()
+        if message.attachments:
+            attachments = await read_attachments(list(message.attachments), self.attachment_limits)
+            last = messages[-1]
+            messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
+        return Prompt(messages, used, attachments)
 
-    async def _send(self, message: discord.Message, chunks: list[str]) -> list[discord.Message]:
-        """Reply with mentions disabled; the first chunk as a reply, the rest as follow-ups. Empty on failure."""
+    async def generate_and_send(self, message: discord.Message, prompt: Prompt) -> SentReply:
+        """Stream the answer into Discord (or send it whole when streaming is off or refused)."""
+        sink = ReplySink(message)
+        if self.settings.stream_replies:
+            stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
+            if stream is not None:
+                streamer = StreamingReply(sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY)
+                try:
+                    result = await streamer.run(stream.deltas())
+                except NotAStream:
+                    log.warning("model %s answered a stream request without a stream; sending whole answers",
+                                self.chat.model)
+                    self.chat.streaming_supported = False
+                else:
+                    return SentReply(result.text, result.messages, stream.images_dropped)
+        answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+        messages = [await sink.post(chunk) for chunk in reply_chunks(answer.text) or [EMPTY_REPLY]]
+        return SentReply(answer.text, messages, answer.images_dropped)
+
+    async def _send_notes(self, message: discord.Message, prompt: Prompt, sent: SentReply | None) -> None:
+        """A short follow-up when images were refused by the model or attachments were left out."""
+        notes = []
+        if sent is not None and sent.images_dropped:
+            notes.append(IMAGES_REFUSED_NOTE)
+        if note := prompt.attachments.note():
+            notes.append(f"-# {note}")
+        if notes:
+            with contextlib.suppress(discord.HTTPException):
+                await message.channel.send("\n".join(notes)[:2000], allowed_mentions=NO_MENTIONS)
+
+    async def _notify(self, message: discord.Message, text: str) -> None:
+        """A short notice in reply to `message` (rate limit, failure); a failure to send it is only logged."""
         try:
-            sent = [await message.reply(chunks[0], mention_author=False, allowed_mentions=NO_MENTIONS)]
-            for chunk in chunks[1:]:
-                sent.append(await message.channel.send(chunk, allowed_mentions=NO_MENTIONS))
-        except discord.HTTPException:
-            log.exception("could not send a reply in channel %s", message.channel.id)
-            return []
-        return sent
+            await ReplySink(message).post(text)
+        except discord.HTTPException as error:
+            log.warning("could not send a notice in channel %s (HTTP %s)", message.channel.id, error.status)
 
-    async def learn(
-        self, message: discord.Message, text: str, sent: discord.Message, answer: str, bot_id: int | None
-    ) -> None:
-        """Hand this user's turn and the bot's reply to the memory engine (skipped while they paused learning)."""
-        user_turn = as_incoming(message, text, is_self=False)
-        bot_turn = IncomingMessage(
-            message_id=sent.id,
-            author_id=bot_id or 0,
-            author_name="assistant",
-            content=answer,
-            created_at=sent.created_at,
-            is_self=True,
-            reply_to_id=message.id,
-        )
-        turns = filter_messages([user_turn, bot_turn], bot_id=bot_id, max_chars=self.settings.memory_max_turn_chars)
-        await self.memory.remember(ConversationKey(message.channel.id, message.author.id), turns)
+    async def learn(self, message: discord.Message, text: str, sent: SentReply | None, bot_id: int | None) -> None:
+        """Hand this user's turn, and the bot's final reply if there is one, to the memory engine (skipped while
+        they paused learning). Attachments and the bot's failure notices are never part of it."""
+        turns = [as_incoming(message, text, is_self=False)]
+        if sent is not None:
+            turns.append(
+                IncomingMessage(
+                    message_id=sent.first.id,
+                    author_id=bot_id or 0,
+                    author_name="assistant",
+                    content=sent.text,
+                    created_at=sent.first.created_at,
+                    is_self=True,
+                    reply_to_id=message.id,
+                )
+            )
+        kept = filter_messages(turns, bot_id=bot_id, max_chars=self.settings.memory_max_turn_chars)
+        await self.memory.remember(ConversationKey(message.channel.id, message.author.id), kept)
 
 
 async def setup(bot: MemoryBot) -> None:

@@ -22,9 +22,10 @@ import itertools
 import json
 import re
 import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -120,6 +121,25 @@ def make_role(name: str, role_id: int | None = None, *, managed: bool = False) -
     return spec(discord.Role, id=role_id, name=name, managed=managed, mention=f"<@&{role_id}>")
 
 
+def make_attachment(
+    filename: str, data: bytes, content_type: str | None = None, *, size: int | None = None,
+    fail: BaseException | None = None,
+) -> Any:
+    """A `discord.Attachment` whose `read()` returns `data` (or raises `fail`); `size` as Discord reports it."""
+    attachment = spec(
+        discord.Attachment, id=next_id(), filename=filename, size=len(data) if size is None else size,
+        content_type=content_type, url=f"https://cdn.discordapp.com/attachments/1/2/{filename}",
+    )
+
+    async def read(*, use_cached: bool = False) -> bytes:
+        if fail is not None:
+            raise fail
+        return data
+
+    behave(attachment, discord.Attachment, "read", read)
+    return attachment
+
+
 # --- typing -----------------------------------------------------------------------------------------------
 
 
@@ -168,6 +188,7 @@ class FakeDiscord:
         self.typing: dict[int, TypingRecorder] = {}
         self.sent: list[Sent] = []
         self.history_errors: dict[int, BaseException] = {}  # channel id -> what reading its history raises
+        self.edit_error: Callable[[Sent, str], BaseException | None] | None = None  # what an edit raises, if any
 
     # places
 
@@ -185,11 +206,27 @@ class FakeDiscord:
             raise http_error(404, "Unknown Message")
 
         async def send(content: str | None = None, **kwargs: Any) -> Any:
+            reference = kwargs.get("reference")
+            if isinstance(reference, discord.MessageReference):
+                target = self.find(channel_id, reference.message_id)
+                if target is None and reference.fail_if_not_exists:
+                    raise http_error(400, "Invalid Form Body: message_reference: Unknown message")
+                reference.resolved = target
+                return self._bot_message(channel, content or "", kwargs, reference=reference)
             return self._bot_message(channel, content or "", kwargs)
 
         behave(channel, cls, "fetch_message", fetch_message)
         behave(channel, cls, "send", send)
         return channel
+
+    def find(self, channel_id: int, message_id: int | None) -> Any:
+        return next((m for m in self.logs[channel_id] if m.id == message_id), None)
+
+    def delete(self, message: Any) -> None:
+        """Delete a message, as its author or a moderator would (thread-safe enough for the server's thread)."""
+        log = self.logs[message.channel.id]
+        if message in log:
+            log.remove(message)
 
     def text_channel(self, guild: Any, channel_id: int | None = None, name: str = "general") -> Any:
         channel = spec(
@@ -246,11 +283,22 @@ class FakeDiscord:
         )
 
         async def reply_to(content: str | None = None, **kwargs: Any) -> Any:
+            if self.find(channel.id, message_id) is None:  # `Message.reply` fails for a deleted message
+                raise http_error(400, "Invalid Form Body: message_reference: Unknown message")
             ref = discord.MessageReference(message_id=message.id, channel_id=channel.id)
             ref.resolved = message
             return self._bot_message(channel, content or "", kwargs, reference=ref)
 
         behave(message, discord.Message, "reply", reply_to)
+
+        def to_reference(
+            *, fail_if_not_exists: bool = True, type: discord.MessageReferenceType = discord.MessageReferenceType.reply
+        ) -> discord.MessageReference:
+            return discord.MessageReference(
+                message_id=message_id, channel_id=channel.id, fail_if_not_exists=fail_if_not_exists, type=type
+            )
+
+        behave(message, discord.Message, "to_reference", to_reference)
         if log:
             self.logs[channel.id].append(message)
         return message
@@ -276,7 +324,26 @@ class FakeDiscord:
             channel, self.me, content, reference=reference,
             type=discord.MessageType.reply if reference else discord.MessageType.default,
         )
-        self.sent.append(Sent(channel.id, content, kwargs, sent))
+        record = Sent(channel.id, content, kwargs, sent, posted_at=time.monotonic(), posted_content=content)
+        self.sent.append(record)
+
+        async def edit(**kwargs: Any) -> Any:
+            failure = self.edit_error(record, kwargs.get("content") or "") if self.edit_error else None
+            if failure is not None:
+                raise failure
+            if record.deleted:
+                raise http_error(404, "Unknown Message")
+            check_discord_limits(**kwargs)
+            record.edits.append(Edit(time.monotonic(), kwargs.get("content") or "", kwargs))
+            record.content = sent.content = kwargs.get("content") or ""
+            return sent
+
+        async def delete(*, delay: float | None = None) -> None:
+            record.deleted = True
+            self.delete(sent)
+
+        behave(sent, discord.Message, "edit", edit)
+        behave(sent, discord.Message, "delete", delete)
         return sent
 
     async def _history(
@@ -291,17 +358,48 @@ class FakeDiscord:
             yield message
 
     def bot_messages(self, channel: Any | None = None) -> list[Sent]:
-        return [s for s in self.sent if channel is None or s.channel_id == channel.id]
+        """What the bot has in the channel (or everywhere) now: deleted messages left out."""
+        return [s for s in self.sent if (channel is None or s.channel_id == channel.id) and not s.deleted]
+
+    def replies_to(self, message: Any) -> list[Sent]:
+        """The bot's messages answering `message`: the reply that references it and the messages after it in the
+        same channel, up to the next reply to something else."""
+        result: list[Sent] = []
+        for record in self.bot_messages():
+            reference = record.kwargs.get("reference")
+            if isinstance(reference, discord.MessageReference):
+                if result:
+                    break
+                if reference.message_id == message.id:
+                    result.append(record)
+            elif result and record.channel_id == message.channel.id:
+                result.append(record)
+        return result
+
+    def reply_text(self, message: Any) -> str:
+        """The text the bot answered `message` with, its messages joined."""
+        return "\n".join(record.content for record in self.replies_to(message))
+
+
+@dataclass(frozen=True)
+class Edit:
+    at: float  # time.monotonic()
+    content: str
+    kwargs: dict[str, Any]
 
 
 @dataclass
 class Sent:
-    """One message the bot sent: where, what, and the keyword arguments it passed to discord.py."""
+    """One message the bot sent: where, what it says now, the keyword arguments it was posted with, its edits."""
 
     channel_id: int
     content: str
     kwargs: dict[str, Any]
     message: Any
+    posted_at: float = 0.0
+    posted_content: str = ""
+    edits: list[Edit] = field(default_factory=list)
+    deleted: bool = False
 
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "ErrorResponse",
     "RawBody",
     "RecordedRequest",
+    "RejectFeatures",
     "RejectResponseFormat",
     "Reply",
     "Responder",
@@ -70,6 +71,7 @@ __all__ = [
     "load_script",
     "prompt_tokens",
     "raw_body",
+    "reject_features",
     "reject_response_format_then",
     "reply",
     "response_from_dict",
@@ -149,12 +151,28 @@ def _json_response(
     )
 
 
+async def _pause(ex: _Exchange, seconds: float) -> None:
+    """Wait `seconds`, or less if the server is stopping (so a paced answer never holds up stop())."""
+    if seconds > 0:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ex.stopping.wait(), seconds)
+
+
 @dataclass(frozen=True)
 class Reply(Response):
-    """A normal completion whose ``choices[0].message.content`` is ``content`` (streamed if asked)."""
+    """A normal completion whose ``choices[0].message.content`` is ``content`` (streamed if asked).
+
+    ``reasoning`` is sent as ``reasoning_content`` (a reasoning model's thinking, before the content when
+    streamed). Pacing, like a real model: the first content token comes ``first_token_seconds`` after the request
+    and the rest over ``stream_seconds`` in ``chunks`` pieces; a non-streamed answer comes after both.
+    """
 
     content: str
     finish_reason: str = "stop"
+    reasoning: str = ""
+    first_token_seconds: float = 0.0
+    stream_seconds: float = 0.0
+    chunks: int = 64
     kind: ClassVar[str] = "reply"
 
     async def render(self, ex: _Exchange) -> web.StreamResponse:
@@ -163,6 +181,10 @@ class Reply(Response):
         usage = _usage(ex.prompt_tokens, approx_tokens(self.content))
         if ex.streaming:
             return await self._stream(ex, completion_id, created, usage)
+        await _pause(ex, self.first_token_seconds + self.stream_seconds)
+        message: dict[str, Any] = {"role": "assistant", "content": self.content, "refusal": None}
+        if self.reasoning:
+            message["reasoning_content"] = self.reasoning
         return _json_response(
             {
                 "id": completion_id,
@@ -173,7 +195,7 @@ class Reply(Response):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": self.content, "refusal": None},
+                        "message": message,
                         "logprobs": None,
                         "finish_reason": self.finish_reason,
                     }
@@ -205,9 +227,16 @@ class Reply(Response):
             return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
 
         await send([choice({"role": "assistant", "content": ""})])
-        size = max(16, -(-len(self.content) // 64))  # at most 64 content chunks, even for huge answers
-        for start in range(0, len(self.content), size):
-            await send([choice({"content": self.content[start : start + size]})])
+        if self.reasoning:
+            await send([choice({"reasoning_content": self.reasoning})])
+        await _pause(ex, self.first_token_seconds)
+        size = max(16, -(-len(self.content) // max(1, self.chunks)))  # at most `chunks` content chunks
+        pieces = [self.content[start : start + size] for start in range(0, len(self.content), size)]
+        gap = self.stream_seconds / max(1, len(pieces) - 1)
+        for number, piece in enumerate(pieces):
+            if number:
+                await _pause(ex, gap)
+            await send([choice({"content": piece})])
         await send([choice({}, self.finish_reason)])
         options = ex.body.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
@@ -217,7 +246,11 @@ class Reply(Response):
         return resp
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "content": self.content, "finish_reason": self.finish_reason}
+        return {
+            "kind": self.kind, "content": self.content, "finish_reason": self.finish_reason,
+            "reasoning": self.reasoning, "first_token_seconds": self.first_token_seconds,
+            "stream_seconds": self.stream_seconds, "chunks": self.chunks,
+        }
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:
@@ -332,12 +365,80 @@ class RejectResponseFormat(Response):
         return {"kind": self.kind, "then": self.then.to_dict(), "rejection": self.rejection.to_dict()}
 
 
+REJECTIONS = {
+    "stream": "stream is not supported by this server",
+    "images": "image input is not supported - this model has no vision projector",
+    "max_tokens": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead.",
+    "temperature": "Unsupported value: 'temperature' does not support 0.7 with this model. "
+    "Only the default (1) value is supported.",
+}
+
+
+def _has_images(body: Mapping[str, Any]) -> bool:
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in messages if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
+@dataclass(frozen=True)
+class RejectFeatures(Response):
+    """Like a server without some features: 400 (with the wording real servers use) for a request that uses one
+    of ``features`` ("stream", "images", "max_tokens", "temperature"), ``then`` otherwise. Reusable: one instance
+    can answer every request (as ``ScriptedLLM.chat_reply`` or a responder)."""
+
+    then: Response
+    features: tuple[str, ...]
+    kind: ClassVar[str] = "reject_features"
+
+    def rejected(self, body: Mapping[str, Any]) -> str | None:
+        uses = {
+            "stream": body.get("stream") is True,
+            "images": _has_images(body),
+            "max_tokens": "max_tokens" in body,
+            "temperature": "temperature" in body,
+        }
+        return next((feature for feature in self.features if uses.get(feature)), None)
+
+    async def render(self, ex: _Exchange) -> web.StreamResponse:
+        feature = self.rejected(ex.body)
+        if feature is None:
+            return await self.then.render(ex)
+        param = feature if feature in ("max_tokens", "temperature") else None
+        code = {"max_tokens": "unsupported_parameter", "temperature": "unsupported_value"}.get(feature)
+        body = {"error": {"message": REJECTIONS[feature], "type": "invalid_request_error", "param": param,
+                          "code": code}}
+        return await error(400, body).render(ex)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "then": self.then.to_dict(), "features": list(self.features)}
+
+
 # Factories: the vocabulary tests are written in.
 
 
-def reply(content: str, *, finish_reason: str = "stop") -> Reply:
-    """A normal completion with this message content."""
-    return Reply(content, finish_reason)
+def reply(
+    content: str,
+    *,
+    finish_reason: str = "stop",
+    reasoning: str = "",
+    first_token_seconds: float = 0.0,
+    stream_seconds: float = 0.0,
+    chunks: int = 64,
+) -> Reply:
+    """A normal completion with this message content (see `Reply` for reasoning and pacing)."""
+    return Reply(content, finish_reason, reasoning, first_token_seconds, stream_seconds, chunks)
+
+
+def reject_features(then: Response, *features: str) -> RejectFeatures:
+    """400 for requests using any of ``features`` (see `RejectFeatures`), ``then`` otherwise."""
+    unknown = set(features) - set(REJECTIONS)
+    if unknown:
+        raise ValueError(f"unknown features {sorted(unknown)}; expected some of {sorted(REJECTIONS)}")
+    return RejectFeatures(then, tuple(features))
 
 
 def json_reply(obj: object) -> Reply:
@@ -508,6 +609,7 @@ _FACTORIES: dict[str, Callable[..., Response]] = {
     "huge": huge,
     "drop": drop,
     "reject_response_format_then": reject_response_format_then,
+    "reject_features": lambda then, features: reject_features(then, *features),
 }
 
 

@@ -1,0 +1,223 @@
+"""The chat-reply calls to the Chat Completions endpoint: one answer, or a stream of text.
+
+Endpoints differ, and a reply must work on all of them:
+- reasoning models (OpenAI's o-series and gpt-5 family) reject `max_tokens` and any temperature but the default:
+  the token limit goes as `max_completion_tokens` when configured or once the endpoint has said so (remembered),
+  and a temperature is sent only when one is configured (and dropped, remembered, if the endpoint refuses it);
+- a server without vision refuses image parts: the request is retried once without them and the answer says so;
+- a server without streaming refuses `stream` (or answers a plain body): `open_stream` returns None and the
+  caller asks for one answer instead;
+- thinking (`<think>` blocks, `reasoning_content`) is never part of the answer;
+- a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
+  `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
+
+from bot.memory.parsing import strip_thinking
+
+log = logging.getLogger(__name__)
+
+LimitField = Literal["auto", "max_tokens", "max_completion_tokens"]
+_REJECTION_STATUSES = (400, 422)
+
+
+class UnusableAnswer(openai.OpenAIError):
+    """The endpoint answered, but not with a chat completion (HTML from a proxy, wrong JSON shape)."""
+
+
+class NotAStream(Exception):
+    """A stream request was answered without a single stream event (a server that ignores `stream`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A finished answer: the visible text, and whether the images had to be left out for this endpoint."""
+
+    text: str
+    images_dropped: bool = False
+
+
+def visible_answer(raw: str) -> str:
+    """What users see and memory learns of a model's raw content: no thinking, no surrounding blank space."""
+    return strip_thinking(raw).strip()
+
+
+def has_images(messages: Sequence[ChatCompletionMessageParam]) -> bool:
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]  # type: ignore[union-attr]
+    )
+
+
+def without_images(messages: Sequence[ChatCompletionMessageParam]) -> list[ChatCompletionMessageParam]:
+    """The same messages with image parts removed (a message left with text parts only keeps those)."""
+    result: list[ChatCompletionMessageParam] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image_url")]
+            message = {**message, "content": parts}  # type: ignore[assignment]
+        result.append(message)
+    return result
+
+
+def _error_text(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return f"{inner.get('message', '')} {inner.get('param', '')} {inner.get('code', '')}".lower()
+    return str(error.message).lower()
+
+
+def _rejects(error: openai.APIStatusError, word: str) -> bool:
+    return error.status_code in _REJECTION_STATUSES and word in _error_text(error)
+
+
+class ChatStream:
+    """The raw content deltas of one streamed answer, thinking included (the display filters it; the final text is
+    `visible_answer` of the whole). Reasoning fields (`reasoning_content`, `reasoning`) are skipped."""
+
+    def __init__(self, stream: openai.AsyncStream[Any], *, images_dropped: bool) -> None:
+        self._stream = stream
+        self.images_dropped = images_dropped
+        self.chunks = 0
+
+    async def deltas(self) -> AsyncIterator[str]:
+        try:
+            async for chunk in self._stream:
+                self.chunks += 1
+                text = _delta_text(chunk)
+                if text:
+                    yield text
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as error:
+            raise UnusableAnswer(f"malformed stream chunk ({type(error).__name__})") from error
+        finally:
+            await self._stream.close()
+        if self.chunks == 0:
+            raise NotAStream
+
+
+def _delta_text(chunk: Any) -> str:
+    choices = getattr(chunk, "choices", None)
+    if not choices:
+        return ""  # the usage chunk, keep-alives
+    delta = getattr(choices[0], "delta", None)
+    content = getattr(delta, "content", None)
+    return content if isinstance(content, str) else ""
+
+
+def _completion_text(response: Any) -> str:
+    """The content of a non-streamed answer; `UnusableAnswer` for anything that is not a chat completion."""
+    try:
+        choices = response.choices
+        if not choices:
+            raise UnusableAnswer("the answer has no choices")
+        content = choices[0].message.content
+    except (AttributeError, TypeError, IndexError, KeyError) as error:
+        raise UnusableAnswer(f"not a chat completion ({type(response).__name__})") from error
+    if content is not None and not isinstance(content, str):
+        raise UnusableAnswer("the answer's content is not text")
+    return content or ""
+
+
+def _log_usage(model: str, response: Any) -> None:
+    usage = getattr(response, "usage", None)
+    log.info(
+        "reply: model=%s prompt_tokens=%s completion_tokens=%s",
+        model, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+    )
+
+
+class ChatModel:
+    """Generates replies; shared by the chat cog and the console, so both make exactly the same calls."""
+
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        *,
+        model: str,
+        max_tokens: int,
+        temperature: float | None = None,
+        limit_field: LimitField = "auto",
+    ) -> None:
+        self._client = client
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.limit_field: str = "max_tokens" if limit_field == "auto" else limit_field
+        self._learn_limit_field = limit_field == "auto"
+        self.streaming_supported = True
+
+    def _params(self, messages: Sequence[ChatCompletionMessageParam]) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": list(messages), self.limit_field: self.max_tokens}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        return params
+
+    async def _create(self, messages: Sequence[ChatCompletionMessageParam], **extra: Any) -> tuple[Any, bool]:
+        """One request, adapted to what the endpoint refuses: the response and whether images were dropped."""
+        images_dropped = False
+        for _ in range(4):  # each adaptation happens at most once
+            try:
+                response = await self._client.with_options(max_retries=1).chat.completions.create(
+                    **self._params(messages), **extra
+                )
+            except (ValueError, TypeError) as error:  # the SDK decoding a body that is not JSON
+                raise UnusableAnswer(f"the answer could not be decoded ({type(error).__name__})") from error
+            except openai.APIStatusError as error:
+                if self._learn_limit_field and self.limit_field == "max_tokens" and _rejects(error, "max_tokens"):
+                    log.warning("model %s refuses max_tokens; using max_completion_tokens from now on", self.model)
+                    self.limit_field = "max_completion_tokens"
+                    continue
+                if self.temperature is not None and _rejects(error, "temperature"):
+                    log.warning("model %s refuses the configured temperature; sending none from now on", self.model)
+                    self.temperature = None
+                    continue
+                if not images_dropped and error.status_code in _REJECTION_STATUSES and has_images(messages):
+                    log.warning("model %s refused a request with images; retrying without them", self.model)
+                    messages = without_images(messages)
+                    images_dropped = True
+                    continue
+                raise
+            return response, images_dropped
+        raise UnusableAnswer("the endpoint refused every form of the request")
+
+    async def complete(self, messages: Sequence[ChatCompletionMessageParam]) -> Answer:
+        """One whole answer; raises `openai.OpenAIError` (including `UnusableAnswer`) when there is none."""
+        response, images_dropped = await self._create(messages)
+        text = _completion_text(response)
+        _log_usage(self.model, response)
+        return Answer(visible_answer(text), images_dropped)
+
+    async def reply(self, messages: Sequence[ChatCompletionMessageParam]) -> str:
+        """The visible answer text (the console's call)."""
+        return (await self.complete(messages)).text
+
+    async def open_stream(self, messages: Sequence[ChatCompletionMessageParam]) -> ChatStream | None:
+        """A streamed answer, or None when this endpoint does not stream (remembered: it is not asked again)."""
+        if not self.streaming_supported:
+            return None
+        try:
+            stream, images_dropped = await self._create(messages, stream=True)
+        except openai.APIStatusError as error:
+            if _rejects(error, "stream"):
+                log.warning("model %s refuses streaming; sending whole answers from now on", self.model)
+                self.streaming_supported = False
+                return None
+            raise
+        if not isinstance(stream, openai.AsyncStream):
+            raise UnusableAnswer("the endpoint did not answer with a stream")
+        return ChatStream(stream, images_dropped=images_dropped)

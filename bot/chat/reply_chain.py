@@ -1,0 +1,110 @@
+"""Reply chains: the messages a message replies to, followed upwards, for the prompt's context.
+
+Someone replying to a message from an hour ago means that message, even when it has long left the recent history.
+The chain is walked from the nearest message upwards, bounded by a count and a character budget (the nearest
+messages are kept), through the reference's resolved message, discord.py's cache, then one fetch. Walked links
+are kept in a bounded cache, so a long back-and-forth costs one fetch per new message, not one per link.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import discord
+
+from bot.conversation import HistoryEntry
+
+log = logging.getLogger(__name__)
+
+Describe = Callable[[discord.Message], str]
+Fetch = Callable[[int, int], Awaitable[discord.Message | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    entry: HistoryEntry
+    parent_id: int | None
+    parent_channel_id: int | None
+
+
+def _parent(message: discord.Message) -> tuple[int | None, int | None]:
+    reference = message.reference
+    if reference is None or reference.message_id is None or reference.type is discord.MessageReferenceType.forward:
+        return None, None
+    return reference.message_id, reference.channel_id or message.channel.id
+
+
+class ReplyChains:
+    def __init__(self, *, max_messages: int, max_chars: int, cache_size: int = 2000) -> None:
+        self.max_messages = max_messages
+        self.max_chars = max_chars
+        self._cache: OrderedDict[int, Link] = OrderedDict()
+        self._cache_size = cache_size
+
+    def _remember(self, message_id: int, link: Link) -> None:
+        self._cache[message_id] = link
+        self._cache.move_to_end(message_id)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _link(self, message: discord.Message, describe: Describe, bot_id: int | None) -> Link:
+        parent_id, parent_channel = _parent(message)
+        entry = HistoryEntry(
+            message.author.id, message.author.display_name, describe(message),
+            is_self=message.author.id == bot_id, message_id=message.id,
+        )
+        link = Link(entry, parent_id, parent_channel)
+        self._remember(message.id, link)
+        return link
+
+    def link_for(self, message: discord.Message, describe: Describe, bot_id: int | None) -> Link:
+        """Cache `message` as a link (and the message it replies to, when Discord sent that along)."""
+        link = self._link(message, describe, bot_id)
+        reference = message.reference
+        if reference is not None and link.parent_id is not None and link.parent_id not in self._cache:
+            parent = reference.resolved or reference.cached_message
+            if isinstance(parent, discord.Message):
+                self._link(parent, describe, bot_id)
+        return link
+
+    async def _load(
+        self, message_id: int, channel_id: int, hint: object, describe: Describe, fetch: Fetch, bot_id: int | None
+    ) -> Link | None:
+        cached = self._cache.get(message_id)
+        if cached is not None:
+            self._cache.move_to_end(message_id)
+            return cached
+        message = hint if isinstance(hint, discord.Message) else await fetch(channel_id, message_id)
+        return None if message is None else self.link_for(message, describe, bot_id)
+
+    async def chain(
+        self, message: discord.Message, *, describe: Describe, fetch: Fetch, bot_id: int | None
+    ) -> list[HistoryEntry]:
+        """The messages `message` replies to, oldest first, within the count and character bounds."""
+        reference = message.reference
+        parent_id, channel_id = _parent(message)
+        hint: object = None
+        if reference is not None:
+            hint = reference.resolved or reference.cached_message
+        entries: list[HistoryEntry] = []
+        used = 0
+        seen: set[int] = {message.id}
+        while parent_id is not None and channel_id is not None and len(entries) < self.max_messages:
+            if parent_id in seen:
+                break  # a loop cannot happen on Discord, but a cache must never spin
+            seen.add(parent_id)
+            link = await self._load(parent_id, channel_id, hint, describe, fetch, bot_id)
+            if link is None:
+                break
+            cost = len(link.entry.text) + len(link.entry.author_name) + 2
+            if used + cost > self.max_chars:
+                break
+            if link.entry.text:
+                entries.append(link.entry)
+                used += cost
+            parent_id, channel_id, hint = link.parent_id, link.parent_channel_id, None
+        entries.reverse()
+        return entries
