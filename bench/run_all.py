@@ -26,6 +26,7 @@ BENCHMARKS = (
     "selection_latency",
     "selection_quality",
     "reply_path",
+    "first_text",
     "debounce_savings",
     "extraction_cost",
     "store_throughput",

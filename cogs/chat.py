@@ -27,7 +27,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
-from bot.chat.streaming import StreamingReply, reply_chunks
+from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
@@ -292,7 +292,7 @@ class ChatCog(commands.Cog):
             async for past in message.channel.history(limit=limit, before=message):
                 if past.type not in _REPLYABLE_TYPES:
                     continue
-                text = readable_text(past, bot_id)
+                text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
                 if not text:
                     continue
                 entries.append(

@@ -233,9 +233,10 @@ class Reply(Response):
         size = max(16, -(-len(self.content) // max(1, self.chunks)))  # at most `chunks` content chunks
         pieces = [self.content[start : start + size] for start in range(0, len(self.content), size)]
         gap = self.stream_seconds / max(1, len(pieces) - 1)
+        started = time.monotonic()
         for number, piece in enumerate(pieces):
-            if number:
-                await _pause(ex, gap)
+            # Paced against the start, not the previous piece: a loaded machine's late wake-ups do not add up.
+            await _pause(ex, started + number * gap - time.monotonic())
             await send([choice({"content": piece})])
         await send([choice({}, self.finish_reason)])
         options = ex.body.get("stream_options")

@@ -41,6 +41,11 @@ _TAG_PREFIXES = tuple(
 M = TypeVar("M")
 
 
+def _kind(error: BaseException) -> str:
+    status = getattr(error, "status", None)
+    return type(error).__name__ + (f", HTTP {status}" if status else "")
+
+
 def reply_chunks(text: str) -> list[str]:
     """The messages a reply is sent as, streamed or not (so both end on the same messages)."""
     return split_message(text, REPLY_LIMIT)
@@ -90,12 +95,14 @@ class StreamingReply(Generic[M]):
         empty_text: str,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        first_post_grace: float = FIRST_POST_GRACE_SECONDS,
     ) -> None:
         self._sink = sink
         self._interval = interval
         self._empty_text = empty_text
         self._clock = clock
         self._sleep = sleep
+        self._grace = first_post_grace
         self._messages: list[M] = []
         self._shown: list[str] = []
         self._last_update: float | None = None
@@ -145,8 +152,9 @@ class StreamingReply(Generic[M]):
     async def _wait_for_turn(self, reader: asyncio.Task[None]) -> None:
         """Before the first post: a short grace (a fast answer is posted whole). After: the edit interval."""
         if self._last_update is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), FIRST_POST_GRACE_SECONDS)
+            if self._grace > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(reader), self._grace)
             return
         remaining = self._last_update + self._interval - self._clock()
         if remaining > 0:
@@ -157,16 +165,21 @@ class StreamingReply(Generic[M]):
         chunks = reply_chunks(text)
         if live and chunks:
             chunks[-1] = with_mark(chunks[-1])
-        self._last_update = self._clock()
+        try:
+            await self._apply(chunks)
+        finally:
+            self._last_update = self._clock()  # the interval counts from the end of an update: Discord's view
+
+    async def _apply(self, chunks: list[str]) -> None:
         for index, chunk in enumerate(chunks):
             if index < len(self._messages):
                 if self._shown[index] == chunk:
                     continue
                 try:
                     await self._sink.edit(self._messages[index], chunk)
-                except Exception:
-                    log.warning("could not edit a streamed reply; the rest is shown when it is complete",
-                                exc_info=True)
+                except Exception as error:  # noqa: BLE001 -- any failed edit: the reply goes on
+                    log.warning("could not edit a streamed reply (%s); the rest is shown when it is complete",
+                                _kind(error))
                     self._live = False
                     return
                 self._shown[index] = chunk
@@ -191,7 +204,6 @@ class StreamingReply(Generic[M]):
                 i < len(self._shown) and self._shown[i] != chunk for i, chunk in enumerate(chunks)
             ):
                 await self._sleep(remaining)
-        self._last_update = self._clock()
         kept: list[M] = []
         for index, chunk in enumerate(chunks):
             if index >= len(self._messages):
@@ -200,8 +212,8 @@ class StreamingReply(Generic[M]):
             if self._shown[index] != chunk:
                 try:
                     await self._sink.edit(self._messages[index], chunk)
-                except Exception:
-                    log.warning("could not edit a streamed reply; sending its end as new messages", exc_info=True)
+                except Exception as error:  # noqa: BLE001 -- any failed edit: the reply goes on
+                    log.warning("could not edit a streamed reply (%s); sending its end as new messages", _kind(error))
                     for stale in self._messages[index:]:
                         await self._delete(stale)
                     for rest in chunks[index:]:
@@ -217,5 +229,5 @@ class StreamingReply(Generic[M]):
     async def _delete(self, message: M) -> None:
         try:
             await self._sink.delete(message)
-        except Exception:
-            log.warning("could not delete a stale part of a streamed reply", exc_info=True)
+        except Exception as error:  # noqa: BLE001 -- a stale message left behind is not worth failing over
+            log.warning("could not delete a stale part of a streamed reply (%s)", _kind(error))

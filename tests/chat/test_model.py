@@ -1,0 +1,126 @@
+"""ChatModel against the test Chat Completions server: thinking removed, reasoning-model parameters, image refusal,
+stream refusal, and every malformed answer turned into `UnusableAnswer` (an `openai.OpenAIError`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import openai
+import pytest
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
+
+from bot.chat.model import ChatModel, NotAStream, UnusableAnswer
+from tests.llm_server import ChatServer, error, raw_body, reject_features, reply
+
+MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
+WITH_IMAGE: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": [{"type": "text", "text": "look"},
+                                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}
+]
+
+
+@pytest.fixture
+async def client(chat_server: ChatServer) -> AsyncIterator[AsyncOpenAI]:
+    client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0)
+    yield client
+    await client.close()
+
+
+def model(client: AsyncOpenAI, **kwargs: object) -> ChatModel:
+    return ChatModel(client, model="m", max_tokens=100, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_thinking_and_reasoning_content_are_not_part_of_the_answer(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.enqueue(reply("<think>hmm</think>\n Visible. ", reasoning="long reasoning"))
+    assert await model(client).reply(MESSAGES) == "Visible."
+
+
+async def test_max_completion_tokens_is_learned_once_and_temperature_dropped(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.responder = lambda body: reject_features(reply("ok"), "max_tokens", "temperature")
+    chat = model(client, temperature=0.5)
+    assert await chat.reply(MESSAGES) == "ok"
+    assert await chat.reply(MESSAGES) == "ok"
+    bodies = [r["body"] for r in chat_server.requests]
+    assert [("max_tokens" in b, "temperature" in b) for b in bodies] == [
+        (True, True), (False, True), (False, False), (False, False)
+    ]
+    assert bodies[-1]["max_completion_tokens"] == 100
+
+
+async def test_an_explicit_max_tokens_setting_is_kept_even_when_refused(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.responder = lambda body: reject_features(reply("ok"), "max_tokens")
+    with pytest.raises(openai.BadRequestError):
+        await model(client, limit_field="max_tokens").reply(MESSAGES)
+    assert len(chat_server.requests) == 1
+
+
+async def test_refused_images_are_retried_without_them(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.responder = lambda body: reject_features(reply("text only"), "images")
+    answer = await model(client).complete(WITH_IMAGE)
+    assert answer == type(answer)("text only", images_dropped=True)
+    assert chat_server.requests[-1]["body"]["messages"][0]["content"] == [{"type": "text", "text": "look"}]
+
+
+async def test_an_error_that_is_not_about_images_is_not_retried(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.enqueue(error(401), reply("never"))
+    with pytest.raises(openai.AuthenticationError):
+        await model(client).complete(WITH_IMAGE)
+    assert len(chat_server.requests) == 1
+
+
+async def test_a_refused_stream_is_remembered(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.responder = lambda body: reject_features(reply("whole"), "stream")
+    chat = model(client)
+    assert await chat.open_stream(MESSAGES) is None
+    assert await chat.open_stream(MESSAGES) is None
+    assert len(chat_server.requests) == 1
+
+
+async def test_a_stream_yields_content_only(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.enqueue(reply("<think>x</think>Streamed text.", reasoning="thinking"))
+    stream = await model(client).open_stream(MESSAGES)
+    assert stream is not None
+    assert "".join([d async for d in stream.deltas()]) == "<think>x</think>Streamed text."
+
+
+async def test_a_plain_body_for_a_stream_request_is_not_a_stream(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.enqueue(raw_body(b'{"choices":[{"message":{"content":"hi"}}]}'))
+    stream = await model(client).open_stream(MESSAGES)
+    assert stream is not None
+    with pytest.raises(NotAStream):
+        _ = [d async for d in stream.deltas()]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        raw_body(b"<html><body>502 Bad Gateway</body></html>", content_type="text/html"),
+        raw_body(b'{"choices":null}'),
+        raw_body(b"[1, 2]"),
+        raw_body(b"not json at all"),
+        raw_body(b'{"choices":[{"message":{"content":{"nested":true}}}]}'),
+        raw_body(b'{"choices":[]}'),
+    ],
+    ids=["html", "null-choices", "list", "not-json", "object-content", "no-choices"],
+)
+async def test_malformed_answers_raise_unusable_answer(
+    chat_server: ChatServer, client: AsyncOpenAI, body: object
+) -> None:
+    chat_server.enqueue(body)  # type: ignore[arg-type]
+    with pytest.raises(UnusableAnswer):
+        await model(client).reply(MESSAGES)
+    assert issubclass(UnusableAnswer, openai.OpenAIError)
+
+
+async def test_null_usage_counts_are_fine(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.enqueue(raw_body(
+        b'{"choices":[{"message":{"content":"fine"}}],"usage":{"prompt_tokens":null,"completion_tokens":null}}'
+    ))
+    assert await model(client).reply(MESSAGES) == "fine"
