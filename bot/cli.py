@@ -205,7 +205,12 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     secrets = [settings.discord_token.get_secret_value()]
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
-    configure_logging(settings.log_level, secrets=secrets, log_prompts=settings.log_prompts)
+    log_file = None
+    if args.command == "console":
+        from bot.console import LOG_FILE
+
+        log_file = settings.data_dir / LOG_FILE
+    configure_logging(settings.log_level, secrets=secrets, log_prompts=settings.log_prompts, log_file=log_file)
     if (warning := env_file_warning()) is not None:
         log.warning("%s", warning)
 

@@ -2,12 +2,17 @@
 
 Lets an admin try a model and an endpoint before inviting the bot anywhere: replies use the same prompt building,
 memory selection and rendering; turns go through the same filter, journal, debouncer, extractor and store, into the
-same `DATA_DIR`. Type `/show` to see the memory, `/flush` to extract now, `/forget` to wipe it, `/quit` to leave.
+same `DATA_DIR`. Its own commands (`/help` lists them) never reach the model. It says what happened: `/flush`
+reports "+1 fact", "nothing pending" or "failed: <why>", and gives up waiting after `FLUSH_WAIT_SECONDS` when the
+endpoint keeps failing (the turns stay journaled). The log goes to `DATA_DIR/console.log`, so it never lands in the
+middle of the prompt; lines are read with readline (editing, history for this session only, no length limit), and
+input that is not UTF-8 is read with replacement characters instead of ending the session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import queue
 import signal
@@ -23,11 +28,56 @@ from bot.config import Settings
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
+from bot.memory.render import memory_as_text
 from bot.memory.service import FlushReport
 
 CONSOLE_CONVERSATION_ID = 1
 BOT_ID = 2
-HELP = "Commands: /show  /flush  /forget  /quit   (Ctrl-D also quits and saves)"
+FLUSH_WAIT_SECONDS = 20.0
+LOG_FILE = "console.log"
+COMMANDS = {
+    "/show": "what I remember about you: summaries and facts with their ids",
+    "/flush": "learn from the conversation now instead of after the quiet time, and say what changed",
+    "/forget": "forget everything I remember about you",
+    "/help": "this list",
+    "/quit": "save what is pending and leave (Ctrl-D does the same)",
+}
+HELP = "Commands: " + "  ".join(COMMANDS) + "   (/help explains them)"
+
+
+def help_text() -> str:
+    return "\n".join(f"  {name:<8} {meaning}" for name, meaning in COMMANDS.items())
+
+
+def prepare_terminal() -> None:
+    """Line editing and no length limit (readline reads in raw mode, not through the tty's 4,095-byte line
+    buffer), the prompt on stdout (without readline CPython writes it to stderr), and bytes that are not UTF-8
+    read as replacement characters instead of raising in the reader thread."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (importing it is what turns it on for input())
+    if hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(errors="replace")
+
+
+def flush_summary(report: FlushReport) -> str:
+    """One line saying what a flush did: "+1 fact", "nothing pending", "failed: unusable answer (...)"."""
+    if report.nothing_pending:
+        return "(nothing pending)"
+    parts = []
+    if report.batches_saved:
+        plural = "" if report.facts_added == 1 else "s"
+        parts.append(f"+{report.facts_added} fact{plural}")
+    if report.batches_failed:
+        parts.append("failed: " + "; ".join(report.problems or ("unknown error",)))
+    if not report.finished:
+        why = f" ({report.problems[-1]})" if report.problems else ""
+        parts.append(
+            f"still trying after {FLUSH_WAIT_SECONDS:.0f}s{why}; it goes on in the background and what is "
+            "pending stays journaled"
+        )
+    elif report.batches_failed:
+        parts.append("the turns stay journaled for the next start")
+    return "(" + "; ".join(parts or ["nothing learned"]) + ")"
 
 
 class _StdinReader:
@@ -65,23 +115,16 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
         future.set_result(line)
 
 
-def _flush_line(report: FlushReport) -> str:
-    if report.nothing_pending:
-        return "(nothing new to learn)"
-    if report.batches_failed or not report.finished:
-        return "(memory update failed; the turns stay journaled for the next start)"
-    plural = "" if report.facts_added == 1 else "s"
-    return f"(memory updated) {report.facts_added} new fact{plural}"
-
-
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
     key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id)
     history: list[HistoryEntry] = []
     ids = itertools.count(int(time.time() * 1000))
+    prepare_terminal()
     reader = _StdinReader()
     print(f"Chatting as {name} (user {user_id}) with {settings.chat_model}. {HELP}", flush=True)
+    print(f"(the log goes to {settings.data_dir / LOG_FILE})", flush=True)
     while True:
         line = await reader.read(f"{name}> ")
         if line is None or line.strip() == "/quit":
@@ -89,15 +132,23 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         text = line.strip()
         if not text:
             continue
+        if text == "/help":
+            print(help_text(), flush=True)
+            continue
         if text == "/show":
-            print((await memory.export(user_id)).decode(), flush=True)
+            shown = await memory.show(user_id)
+            print(memory_as_text(shown) if not shown.is_empty() else "(I do not remember anything yet)", flush=True)
             continue
         if text == "/flush":
-            print(_flush_line(await memory.flush()), flush=True)
+            print(f"(learning from what is pending; up to {FLUSH_WAIT_SECONDS:.0f}s…)", flush=True)
+            print(flush_summary(await memory.flush(FLUSH_WAIT_SECONDS)), flush=True)
             continue
         if text == "/forget":
             await memory.forget_all(user_id)
             print("(memory wiped)", flush=True)
+            continue
+        if text.startswith("/") and " " not in text and text not in COMMANDS:
+            print(f"(unknown command {text}; /help lists them)", flush=True)
             continue
         current = HistoryEntry(user_id, name, text)
         block = (await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)).text

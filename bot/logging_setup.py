@@ -12,10 +12,13 @@ other) are logged too, so they cannot print around it.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from types import TracebackType
+from typing import TextIO
 
 _NOISY = ("httpx", "httpcore", "openai", "discord.gateway", "discord.client", "discord.http", "aiohttp")
 PAYLOAD_LOGGERS = ("openai", "httpcore", "discord.gateway", "discord.http", "discord.webhook", "discord.state")
@@ -50,17 +53,35 @@ def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
         _log_uncaught(f"thread {name}")(args.exc_type, args.exc_value, args.exc_traceback)
 
 
-def configure_logging(level: str, *, secrets: Iterable[str] = (), log_prompts: bool = False) -> None:
-    """Route everything that can print (log records, warnings, uncaught exceptions) through the redactor."""
+def _private_file(path: Path) -> TextIO:
+    """Open `path` for appending, created readable by the owner only (the log may name users by id)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return open(descriptor, "a", encoding="utf-8", errors="replace", buffering=1)
+
+
+def configure_logging(
+    level: str, *, secrets: Iterable[str] = (), log_prompts: bool = False, log_file: Path | None = None
+) -> None:
+    """Route everything that can print (log records, warnings, uncaught exceptions) through the redactor.
+
+    With `log_file` (the terminal console) the log goes there and only CRITICAL lines (an uncaught exception)
+    reach stderr, so nothing lands in the middle of what the person is typing.
+    """
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught("the main thread")
     threading.excepthook = _log_uncaught_in_thread
+    formatter = RedactingFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S", secrets)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        RedactingFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S", secrets)
-    )
+    handler.setFormatter(formatter)
+    handlers: list[logging.Handler] = [handler]
+    if log_file is not None:
+        handler.setLevel(logging.CRITICAL)
+        to_file = logging.StreamHandler(_private_file(log_file))
+        to_file.setFormatter(formatter)
+        handlers.append(to_file)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = handlers
     root.setLevel(level)
     debug = level == "DEBUG"
     for name in _NOISY:

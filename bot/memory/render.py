@@ -122,3 +122,16 @@ def render_block(
     if not lines:
         return RenderedMemory()
     return RenderedMemory(header + "\n".join(lines) + "\n" + footer, tuple(sections), tuple(fact_ids))
+
+
+def memory_as_text(memory: MemoryFile) -> str:
+    """The memory for its owner to read in a terminal, as `/memory show` shows it: summaries under their labels,
+    then each fact with its id (what `/memory forget fact:<id>` takes), category and confidence."""
+    lines: list[str] = []
+    for name, section in memory.sections():
+        if section.summary:
+            lines += [f"{SECTION_LABELS[name]}:", f"  {section.summary}"]
+    if memory.facts:
+        lines.append(f"Facts ({len(memory.facts)}):")
+        lines += [f"  {fact.id}  {fact.content}  ({fact.category}, {fact.confidence:.0%})" for fact in memory.facts]
+    return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -43,6 +44,7 @@ from bot.memory.store import MemoryStore
 log = logging.getLogger(__name__)
 
 APPLIED_IDS_KEPT = 500
+RECENT_PROBLEMS_KEPT = 20
 MAX_REQUEUES = 3
 MAX_USER_FACT_CHARS = 400
 MAX_FORGET_MINUTES = 1440
@@ -129,6 +131,7 @@ class EngineStats:
     turns_skipped_paused: int = 0
     facts_added: int = 0
     batches_requeued: int = 0
+    problems: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +143,7 @@ class FlushReport:
     batches_saved: int = 0
     batches_failed: int = 0
     facts_added: int = 0
+    problems: tuple[str, ...] = ()  # why batches failed or were put back for a retry, oldest first, no repeats
 
     @property
     def nothing_pending(self) -> bool:
@@ -181,6 +185,7 @@ class MemoryService:
         self._requeues: dict[str, int] = {}
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its journal append, while in flight
         self.stats = EngineStats()
+        self._recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self.accepting = True
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -225,14 +230,17 @@ class MemoryService:
         included: this is an operator's "learn now", not a per-user transaction.
         """
         waiting = self.debouncer.pending_keys + self.debouncer.running
-        before = (self.stats.batches_saved, self.stats.batches_failed, self.stats.facts_added)
+        before = (self.stats.batches_saved, self.stats.batches_failed, self.stats.facts_added, self.stats.problems)
         finished = await self.debouncer.flush(timeout)
+        new_problems = min(self.stats.problems - before[3], len(self._recent_problems))
+        problems = list(self._recent_problems)[len(self._recent_problems) - new_problems :]
         return FlushReport(
             finished=finished,
             batches_pending=waiting,
             batches_saved=self.stats.batches_saved - before[0],
             batches_failed=self.stats.batches_failed - before[1],
             facts_added=self.stats.facts_added - before[2],
+            problems=tuple(dict.fromkeys(problems)),
         )
 
     # --- learning ------------------------------------------------------------------------------------------
@@ -339,8 +347,9 @@ class MemoryService:
         another quiet period, a few times, before giving up. Its turns stay journaled throughout."""
         marker = _requeue_marker(key, turns)
         attempts = self._requeues.get(marker, 0) + 1
+        self._note_problem(reason)
         if attempts > MAX_REQUEUES or not self.accepting:
-            self._give_up(key, turns, reason)
+            self._give_up(key, turns, reason, noted=True)
             return
         self.stats.batches_requeued += 1
         self._requeues[marker] = attempts
@@ -349,7 +358,13 @@ class MemoryService:
         )
         self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
 
-    def _give_up(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
+    def _note_problem(self, reason: str) -> None:
+        self.stats.problems += 1
+        self._recent_problems.append(reason)
+
+    def _give_up(self, key: ConversationKey, turns: list[Turn], reason: str, *, noted: bool = False) -> None:
+        if not noted:
+            self._note_problem(reason)
         self._requeues.pop(_requeue_marker(key, turns), None)
         self.stats.batches_failed += 1
         log.error(

@@ -342,13 +342,24 @@ async def test_an_extraction_answered_after_forget_all_is_discarded(
     assert not engine.file(ALICE).exists()
 
 
-async def test_forget_all_cancels_pending_batches(engine: Engine, chat_server: ChatServer) -> None:
+@pytest.fixture
+async def slow_engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
+    """An engine whose quiet time never runs out during a test: a batch is pending until the test flushes it, so
+    "pending" does not depend on how fast a loaded machine gets from one line to the next."""
+    built = make_engine(tmp_path, chat_server.base_url, debounce=600, max_wait=1200)
+    built.service.start()
+    yield built
+    await built.aclose()
+
+
+async def test_forget_all_cancels_pending_batches(slow_engine: Engine, chat_server: ChatServer) -> None:
+    engine = slow_engine
     chat_server.responder = echo_facts
     await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
     await engine.service.remember(ConversationKey(CHANNEL + 1, ALICE), [turn(ALICE, "I like tea")])
     await engine.service.forget_all(ALICE)
     await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
-    await engine.settle()
+    assert (await engine.service.flush(20)).finished
     (only,) = chat_server.requests  # Bob's, which was queued after Alice's and still ran
     assert new_texts(only) == ["I like trains"]
     assert not engine.file(ALICE).exists()
@@ -358,7 +369,8 @@ async def test_forget_all_cancels_pending_batches(engine: Engine, chat_server: C
 # --- pausing ----------------------------------------------------------------------------------------------
 
 
-async def test_a_paused_user_teaches_nothing_until_resumed(engine: Engine, chat_server: ChatServer) -> None:
+async def test_a_paused_user_teaches_nothing_until_resumed(slow_engine: Engine, chat_server: ChatServer) -> None:
+    engine = slow_engine
     chat_server.responder = echo_facts
     key = ConversationKey(CHANNEL, ALICE)
     await engine.service.remember(key, [turn(ALICE, "pending when I paused")])
@@ -366,14 +378,14 @@ async def test_a_paused_user_teaches_nothing_until_resumed(engine: Engine, chat_
     assert await engine.service.remember(key, [turn(ALICE, "I live in Lisbon")]) is False
     assert engine.service.journal is not None and engine.service.journal.pending == 0
     await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
-    await engine.settle()
+    assert (await engine.service.flush(20)).finished
     assert [new_texts(r) for r in chat_server.requests] == [["I like trains"]]
     assert not engine.file(ALICE).exists()
     assert engine.journaled() == []
 
     assert await engine.service.set_paused(ALICE, False) is True
     assert await engine.service.remember(key, [turn(ALICE, "I like tea")]) is True
-    await engine.settle()
+    assert (await engine.service.flush(20)).finished
     assert engine.facts_on_disk(ALICE) == ["Said: I like tea"]
 
 
@@ -586,6 +598,8 @@ async def test_flush_reports_what_it_saved_failed_or_found_nothing(engine: Engin
     await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "Also, I like tea")])
     failed = await engine.service.flush(10)
     assert (failed.batches_saved, failed.batches_failed, failed.facts_added) == (0, 1, 0)
+    assert len(failed.problems) == 1 and failed.problems[0].startswith("unusable answer"), failed.problems
+    assert saved.problems == () and nothing.problems == ()
 
 
 async def test_export_is_the_memory_file_as_json(engine: Engine) -> None:
