@@ -1,6 +1,8 @@
 """Debouncer rules (DESIGN.md §2.2): one call per quiet burst, re-arming, max wait, independent keys, per-user
 cancellation, flush, bounded concurrency, logged failures, close. Timing is read from the loop clock, with
-generous margins; synchronisation is by events and `wait_idle`, never by sleeping."""
+generous margins; synchronisation is by events and `wait_idle`, never by sleeping. The tests whose producer keeps
+a pace (a turn every QUIET/2) run on a virtual clock (tests/virtual_time.py): on a loaded machine a real 25 ms
+sleep can last longer than the quiet time, which would make the key "quiet" and the test fail for no fault."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from bot.memory.debouncer import Debouncer
 from bot.memory.models import ConversationKey, Turn
+from tests.virtual_time import run_in_virtual_time
 
 QUIET = 0.05
 MARGIN = 0.01  # timers may fire up to the loop's clock resolution early
@@ -69,7 +72,11 @@ async def test_empty_add_is_ignored() -> None:
     assert rec.calls == []
 
 
-async def test_a_new_turn_rearms_the_timer() -> None:
+def test_a_new_turn_rearms_the_timer() -> None:
+    run_in_virtual_time(_a_new_turn_rearms_the_timer())
+
+
+async def _a_new_turn_rearms_the_timer() -> None:
     loop = asyncio.get_running_loop()
     rec = Recorder()
     deb = Debouncer(rec, quiet_seconds=QUIET, max_wait_seconds=10)
@@ -87,7 +94,11 @@ async def test_a_new_turn_rearms_the_timer() -> None:
     # Six turns QUIET/2 apart span more than QUIET: without re-arming the first timer would have fired mid-burst.
 
 
-async def test_max_wait_bounds_a_key_that_never_pauses() -> None:
+def test_max_wait_bounds_a_key_that_never_pauses() -> None:
+    run_in_virtual_time(_max_wait_bounds_a_key_that_never_pauses())
+
+
+async def _max_wait_bounds_a_key_that_never_pauses() -> None:
     loop = asyncio.get_running_loop()
     rec = Recorder()
     max_wait = 0.2
@@ -109,7 +120,11 @@ async def test_max_wait_bounds_a_key_that_never_pauses() -> None:
     assert texts(delivered) == [f"message {i}" for i in range(n)]  # nothing lost or duplicated across batches
 
 
-async def test_keys_are_independent() -> None:
+def test_keys_are_independent() -> None:
+    run_in_virtual_time(_keys_are_independent())
+
+
+async def _keys_are_independent() -> None:
     loop = asyncio.get_running_loop()
     rec = Recorder()
     deb = Debouncer(rec, quiet_seconds=QUIET, max_wait_seconds=60)

@@ -21,6 +21,7 @@ from bot.memory.service import MAX_REQUEUES
 from tests.llm_server import (
     ChatServer,
     Response,
+    Stall,
     drop,
     error,
     extraction,
@@ -36,7 +37,8 @@ from tests.memory.test_service import ALICE, CHANNEL, Engine, Sleeps, make_engin
 
 Outcome = Literal["applied", "ignored", "failed"]
 RETRIES = 2
-TIMEOUT = 0.3  # the client's timeout; stalls last far longer
+TIMEOUT = 1.0  # the client's timeout where a fault stalls; stalls last far longer
+ANSWER_TIMEOUT = 30.0  # where nothing stalls: an answer slowed by a loaded machine must not count as a timeout
 BASELINE = MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea", category="preference", confidence=0.9)])
 NEW_FACT = "Lives in Lisbon"
 SUCCESS = extraction(top="They just moved to Lisbon.", facts=[(NEW_FACT, "context", 0.95)])
@@ -164,7 +166,9 @@ async def test_llm_fault(
             sleeps = Restart()
             sleeps.delays = comeback.delays
 
-    engine = make_engine(tmp_path, target.base_url, timeout=TIMEOUT, retries=RETRIES, sleeps=sleeps)
+    stalls = any(isinstance(response, Stall) for response in fault.script)
+    timeout = TIMEOUT if stalls else ANSWER_TIMEOUT
+    engine = make_engine(tmp_path, target.base_url, timeout=timeout, retries=RETRIES, sleeps=sleeps)
     engine.service.start()
     try:
         await engine.store.save(ALICE, BASELINE)
