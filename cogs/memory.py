@@ -280,7 +280,10 @@ class MemoryCog(commands.Cog):
         self.bot.tree.remove_command(self.inspect_menu.name, type=self.inspect_menu.type)
 
     async def _answer(self, interaction: discord.Interaction, text: str, **kwargs: Any) -> None:
-        await interaction.followup.send(text, ephemeral=True, **kwargs)
+        """A private follow-up; an empty `text` sends no content at all (an embed alone), not an empty string."""
+        if text:
+            kwargs["content"] = text
+        await interaction.followup.send(ephemeral=True, **kwargs)
 
     # --- seeing --------------------------------------------------------------------------------------------
 

@@ -100,7 +100,7 @@ async def test_remember_stores_the_users_own_words_as_a_fact_only_they_can_remov
     assert fact["id"] in last_text(interaction) and "Remembered" in last_text(interaction)
     assert h.memory_on_disk(BOB_ID) is None
 
-    # the model asks to remove it and floods the store past the cap: it stays
+    # the model asks to remove it (while adding other facts): it stays
     h.llm.extract = lambda body: extraction(facts=[(f"Learned thing {n} about birds", "context") for n in range(3)],
                                             remove=[fact["id"]])
     await chat(h, ALICE, "I watched birds today")

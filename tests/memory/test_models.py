@@ -262,3 +262,10 @@ def test_turn_from_json_without_timezone_is_read_as_utc() -> None:
     turn = Turn.from_json({"role": "user", "authorId": "5", "text": "hi", "at": "2026-01-02T03:04:05"})
     assert turn.at.tzinfo is not None and turn.at.utcoffset() == UTC.utcoffset(None)
     assert turn.to_json()["at"] == "2026-01-02T03:04:05+00:00"
+
+
+def test_origin_marks_user_facts_and_a_stray_value_reads_as_learned() -> None:
+    facts = [Fact.model_validate({"id": f"fact_{n}", "content": "x", "origin": value})
+             for n, value in enumerate(["user", "corrected", {"msg": 42}, "admin", None])]
+    assert [fact.user_owned for fact in facts] == [True, True, False, False, False]
+    assert [fact.model_dump().get("origin") for fact in facts] == ["user", "corrected", None, None, None]
