@@ -354,6 +354,7 @@ class ChatCog(commands.Cog):
     async def generate_and_send(self, message: discord.Message, prompt: Prompt) -> SentReply:
         """Stream the answer into Discord (or send it whole when streaming is off or refused)."""
         sink = ReplySink(message)
+        not_streamed = False
         if self.settings.stream_replies:
             stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
             if stream is not None:
@@ -361,12 +362,14 @@ class ChatCog(commands.Cog):
                 try:
                     result = await streamer.run(stream.deltas())
                 except NotAStream:
-                    log.warning("model %s answered a stream request without a stream; sending whole answers",
-                                self.chat.model)
-                    self.chat.streaming_supported = False
+                    not_streamed = True
                 else:
                     return SentReply(result.text, result.messages, stream.images_dropped)
         answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+        if not_streamed:
+            # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
+            log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)
+            self.chat.streaming_supported = False
         messages = [await sink.post(chunk) for chunk in reply_chunks(answer.text) or [EMPTY_REPLY]]
         return SentReply(answer.text, messages, answer.images_dropped)
 

@@ -192,6 +192,8 @@ class StreamingReply(Generic[M]):
         if not self._messages or not self._shown[-1].endswith(WRITING_MARK):
             return
         with contextlib.suppress(Exception):
+            if self._last_update is not None:
+                await self._sleep(max(0.0, self._last_update + self._interval - self._clock()))
             await self._sink.edit(self._messages[-1], self._shown[-1][: -len(WRITING_MARK)])
 
     async def _finish(self, final: str) -> None:

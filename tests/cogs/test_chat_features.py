@@ -137,6 +137,10 @@ async def test_a_server_that_ignores_stream_and_answers_plain_json_still_gets_an
     message = h.discord.message(scene.alice_dm, scene.alice_user, "hi")
     await dispatch(h.bot, "message", message)
     assert h.discord.reply_text(message) == "Plain answer."
+    second = h.discord.message(scene.alice_dm, scene.alice_user, "again")
+    await dispatch(h.bot, "message", second)
+    assert h.discord.reply_text(second) == "Happy to help with that!"
+    assert [body.get("stream") for body in h.llm.chat_requests] == [True, None, None]  # remembered
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
@@ -199,7 +203,7 @@ async def test_an_html_answer_gets_one_friendly_message_one_log_line_and_the_use
     h = await make_harness(stream_replies=stream)
     s = make_scene(h)
     html = raw_body(b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html")
-    h.llm.say(html, html, html, html)
+    h.llm.say(*[html] * (2 if stream else 1))  # streamed: the stream request, then the whole-answer fallback
     message = h.discord.message(s.alice_dm, s.alice_user, "I adopted a greyhound called Pixel")
     with caplog.at_level(logging.INFO):
         await dispatch(h.bot, "message", message)
@@ -209,6 +213,10 @@ async def test_an_html_answer_gets_one_friendly_message_one_log_line_and_the_use
     assert "Traceback" not in caplog.text and "greyhound" not in caplog.text
     await h.settle()
     assert learned_texts(h) == ["I adopted a greyhound called Pixel"]  # never the failure text
+    later = h.discord.message(s.alice_dm, s.alice_user, "are you back?")
+    await dispatch(h.bot, "message", later)
+    assert h.discord.reply_text(later) == "Happy to help with that!"
+    assert h.llm.chat_requests[-1].get("stream") is (True if stream else None)  # a passing error page changes nothing
 
 
 async def test_null_usage_counts_do_not_break_a_reply(
