@@ -34,7 +34,7 @@ async def idle(seconds: float) -> LagMeter:
 async def measure(users: int, messages: int) -> tuple[LoadFigures, LagMeter]:
     with ChatServer() as server, tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         figures = await run_load(
-            Path(tmp), server, users=users, messages=messages, debounce=0.3, durable_journal=True,
+            Path(tmp), server, users=users, messages=messages, debounce=30.0, durable_journal=True,
             stall_bound=float("inf"),
         )
     return figures, await idle(figures.seconds)
