@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Channels people talk in (threads follow their parent; a category has no messages of its own).
+SwitchableChannel = discord.TextChannel | discord.VoiceChannel | discord.StageChannel | discord.ForumChannel
 NOT_ALLOWED = "Only members with the **Manage Server** permission can change where I learn and remember."
 OPERATOR_LOCK = " (switched off by the bot's operator, which a server cannot override)"
 
@@ -53,6 +55,7 @@ class AdminCog(commands.Cog):
         description="Switch my memory off in this server or in one channel (Manage Server)",
         default_permissions=discord.Permissions(manage_guild=True),
         allowed_contexts=app_commands.AppCommandContext(guild=True),
+        guild_only=True,
     )
 
     def __init__(self, bot: MemoryBot) -> None:
@@ -90,7 +93,7 @@ class AdminCog(commands.Cog):
     @admin_group.command(name="channel", description="Turn learning on or off in one channel (and its threads)")
     @app_commands.describe(channel="The channel", learning="Learn from conversations in this channel")
     async def channel(
-        self, interaction: discord.Interaction, channel: discord.abc.GuildChannel, learning: bool | None = None
+        self, interaction: discord.Interaction, channel: SwitchableChannel, learning: bool | None = None
     ) -> None:
         if not may_administer(interaction) or interaction.guild is None:
             await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)

@@ -72,6 +72,11 @@ def test_the_commands_are_for_manage_server_and_servers_only(harness: Harness) -
     assert group.allowed_contexts is not None
     assert group.allowed_contexts.guild and not group.allowed_contexts.dm_channel
     assert {c.name for c in group.commands} == {"server", "channel"}
+    definition = group.to_dict(harness.bot.tree)
+    assert definition["dm_permission"] is False and definition["contexts"] == [0]  # servers only
+    channel_option = next(o for o in definition["options"] if o["name"] == "channel")["options"][0]
+    assert discord.ChannelType.category.value not in channel_option["channel_types"]  # no messages of its own
+    assert discord.ChannelType.text.value in channel_option["channel_types"]
 
 
 async def test_a_member_without_manage_server_is_refused_at_run_time(scene: Scene) -> None:
