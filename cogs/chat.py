@@ -129,19 +129,15 @@ class ReplySink:
 
     def __init__(self, message: discord.Message) -> None:
         self.message = message
-        self.posted = 0
 
-    async def post(self, text: str) -> discord.Message:
+    async def post(self, text: str, *, first: bool) -> discord.Message:
         channel = self.message.channel
-        if self.posted == 0:
-            sent = await channel.send(
+        if first:
+            return await channel.send(
                 text, reference=self.message.to_reference(fail_if_not_exists=False), mention_author=False,
                 allowed_mentions=NO_MENTIONS,
             )
-        else:
-            sent = await channel.send(text, allowed_mentions=NO_MENTIONS)
-        self.posted += 1
-        return sent
+        return await channel.send(text, allowed_mentions=NO_MENTIONS)
 
     async def edit(self, message: discord.Message, text: str) -> None:
         await message.edit(content=text, allowed_mentions=NO_MENTIONS)
@@ -370,7 +366,8 @@ class ChatCog(commands.Cog):
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
             log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)
             self.chat.streaming_supported = False
-        messages = [await sink.post(chunk) for chunk in reply_chunks(answer.text) or [EMPTY_REPLY]]
+        chunks = reply_chunks(answer.text) or [EMPTY_REPLY]
+        messages = [await sink.post(chunk, first=index == 0) for index, chunk in enumerate(chunks)]
         return SentReply(answer.text, messages, answer.images_dropped)
 
     async def _send_notes(self, message: discord.Message, prompt: Prompt, sent: SentReply | None) -> None:
@@ -387,7 +384,7 @@ class ChatCog(commands.Cog):
     async def _notify(self, message: discord.Message, text: str) -> None:
         """A short notice in reply to `message` (rate limit, failure); a failure to send it is only logged."""
         try:
-            await ReplySink(message).post(text)
+            await ReplySink(message).post(text, first=True)
         except discord.HTTPException as error:
             log.warning("could not send a notice in channel %s (HTTP %s)", message.channel.id, error.status)
 

@@ -67,9 +67,9 @@ def with_mark(chunk: str) -> str:
 
 
 class MessageSink(Protocol[M]):
-    """Where a reply goes: the first post is the reply to the user's message, later ones follow it."""
+    """Where a reply goes: the `first` post answers the user's message, later ones follow it."""
 
-    async def post(self, text: str) -> M: ...
+    async def post(self, text: str, *, first: bool) -> M: ...
 
     async def edit(self, message: M, text: str) -> None: ...
 
@@ -184,7 +184,7 @@ class StreamingReply(Generic[M]):
                     return
                 self._shown[index] = chunk
             else:
-                self._messages.append(await self._sink.post(chunk))
+                self._messages.append(await self._sink.post(chunk, first=index == 0))
                 self._shown.append(chunk)
 
     async def _unmark(self) -> None:
@@ -209,7 +209,7 @@ class StreamingReply(Generic[M]):
         kept: list[M] = []
         for index, chunk in enumerate(chunks):
             if index >= len(self._messages):
-                kept.append(await self._sink.post(chunk))
+                kept.append(await self._sink.post(chunk, first=index == 0))
                 continue
             if self._shown[index] != chunk:
                 try:
@@ -218,8 +218,8 @@ class StreamingReply(Generic[M]):
                     log.warning("could not edit a streamed reply (%s); sending its end as new messages", _kind(error))
                     for stale in self._messages[index:]:
                         await self._delete(stale)
-                    for rest in chunks[index:]:
-                        kept.append(await self._sink.post(rest))
+                    for number, rest in enumerate(chunks[index:], index):
+                        kept.append(await self._sink.post(rest, first=number == 0))
                     break
             kept.append(self._messages[index])
         else:

@@ -46,15 +46,16 @@ class Sink:
     fail_edit: int | None = None  # fail the n-th edit (1-based)
     edits: int = 0
 
-    async def post(self, text: str) -> int:
+    async def post(self, text: str, *, first: bool) -> int:
         assert len(text) <= 2000
+        assert first == (not self.final), "the first message of the reply, and only it, answers the user"
         self.messages.append(text)
         self.ops.append(Op(self.clock(), "post", len(self.messages) - 1, text))
         return len(self.messages) - 1
 
     async def edit(self, message: int, text: str) -> None:
         self.edits += 1
-        if self.fail_edit == self.edits:
+        if self.fail_edit in (self.edits, -1):  # -1: every edit fails
             raise RuntimeError("edit refused")
         assert len(text) <= 2000
         self.messages[message] = text
@@ -140,6 +141,12 @@ async def test_a_failed_edit_still_ends_on_the_final_text() -> None:
     sink = await stream(text, fail_edit=2)
     assert sink.final == reply_chunks(text)
     check_updates(sink)
+
+
+async def test_when_no_edit_works_the_reply_is_posted_again_as_a_reply() -> None:
+    sink = await stream("Hello there, " * 10 + "world.", size=20, fail_edit=-1)
+    assert sink.final == ["Hello there, " * 9 + "Hello there, world."]
+    assert [op.kind for op in sink.ops] == ["post", "delete", "post"]  # the new post answers the user (Sink checks)
 
 
 async def test_thinking_is_held_back_while_streaming() -> None:

@@ -71,7 +71,7 @@ async def test_a_streamed_reply_is_edited_at_most_once_per_interval_and_ends_on_
     assert [r.content for r in records] == reply_chunks(answer)  # exactly what a whole reply is sent as
     assert len(records) >= 3
     assert records[0].edits, "the first message was posted before the answer was complete"
-    assert any(WRITING_MARK in edit.content for r in records for edit in r.edits)
+    assert any(WRITING_MARK in text for text in every_text_shown(records))
     assert not any(WRITING_MARK in r.content for r in records)  # the mark is gone at the end
     for record in records:
         for content in [*(e.content for e in record.edits), record.content]:
