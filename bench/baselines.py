@@ -9,12 +9,17 @@
   engine's `analyze`; what differs from the engine is the terms (no chat stop words, no 5-letter prefix), the
   weighting (cosine of L2-normalised sublinear TF-IDF instead of BM25 query coverage, no common-term cut) and the
   query path (sklearn's `transform` instead of a vocabulary lookup).
+- The previous similarity scale (`QueryShareIndex`, `query_share_selector`): the engine's BM25 index with a fact's
+  similarity taken as the share of the query's weight it matches, before it was scaled to the best match.
+- The previous duplicate check (`difflib_closest`): `bot.memory.apply`'s matcher before rapidfuzz, on
+  `difflib.SequenceMatcher`, re-tokenising both texts for every pair.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 import numpy as np
@@ -24,7 +29,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bot.memory.models import Fact
-from bot.memory.selector import FactSelector, analyze, rank
+from bot.memory.selector import FactIndex, FactSelector, analyze, index_terms, rank
 
 # --- the seed's way -------------------------------------------------------------------------------------------
 
@@ -111,3 +116,77 @@ def tfidf_cosine_selector(
     return FactSelector(
         top_k=top_k, cache_size=cache_size, build=lambda facts: TfidfCosineIndex.build(facts, analyzer)
     )
+
+
+# --- the previous duplicate check: pure-Python difflib ------------------------------------------------------------
+# `bot.memory.apply`'s near-duplicate matcher before rapidfuzz, kept verbatim in behaviour: every comparison
+# re-tokenises both texts and runs `difflib.SequenceMatcher` over the whole strings.
+
+
+def _difflib_conflicting(a: str, b: str) -> bool:
+    from bot.memory.apply import _IGNORED_TOKENS, _POLARITY, _TYPO_SIMILARITY
+
+    if bool(_POLARITY.search(a)) != bool(_POLARITY.search(b)):
+        return True
+    units_a = [unit for unit in analyze(a, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
+    units_b = [unit for unit in analyze(b, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
+    only_a = "".join(unit for unit in units_a if unit not in set(units_b))
+    only_b = "".join(unit for unit in units_b if unit not in set(units_a))
+    if not only_a or not only_b:
+        return False
+    if any(char.isdigit() for char in only_a + only_b) or min(len(only_a), len(only_b)) < 4:
+        return True
+    return SequenceMatcher(None, only_a, only_b, autojunk=False).ratio() < _TYPO_SIMILARITY
+
+
+def difflib_similarity(a: str, b: str) -> float:
+    """The previous `bot.memory.apply.similarity`."""
+    from bot.memory.apply import _IGNORED_TOKENS, _POLARITY
+    from bot.memory.filter import normalise
+
+    left, right = normalise(a), normalise(b)
+    if left == right:
+        return 1.0
+
+    def tokens(text: str) -> set[str]:
+        found = set(analyze(text)) - _IGNORED_TOKENS
+        return found | {"¬"} if _POLARITY.search(text) else found
+
+    tokens_a, tokens_b = tokens(left), tokens(right)
+    jaccard = len(tokens_a & tokens_b) / len(tokens_a | tokens_b) if tokens_a and tokens_b else 0.0
+    ratio = SequenceMatcher(None, left, right, autojunk=False).ratio()
+    if _difflib_conflicting(left, right):
+        return min(jaccard, ratio)
+    return max(jaccard, ratio)
+
+
+def difflib_closest(facts: list[Fact], content: str, threshold: float) -> Fact | None:
+    """The previous matcher: score every stored fact, keep the best if it reaches `threshold`."""
+    scored = ((fact, difflib_similarity(fact.content, content)) for fact in facts)
+    best = max(scored, key=lambda pair: pair[1], default=None)
+    return best[0] if best is not None and best[1] >= threshold else None
+
+
+# --- the previous similarity scale: share of the query's weight ---------------------------------------------------
+
+
+class QueryShareIndex(FactIndex):
+    """`FactIndex` with its previous similarity: the share of the query's idf mass a fact matches, clipped to 1
+    (the same BM25 weights and terms; only the scale differs). With a long query every share is small, so
+    confidence decides the ranking."""
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        if self.matrix_t is None or not query.strip():
+            return np.zeros(len(self.facts))
+        rows = list({self.vocabulary[term] for term in index_terms(query) if term in self.vocabulary})
+        mass = float(self.idf[rows].sum()) if rows else 0.0
+        if mass <= 0:
+            return np.zeros(len(self.facts))
+        matched = np.asarray(self.matrix_t[rows].sum(axis=0)).ravel() / mass
+        result: NDArray[np.float64] = np.minimum(matched, 1.0)
+        return result
+
+
+def query_share_selector(*, top_k: int = 15) -> FactSelector:
+    """The engine's selector with the previous similarity scale (`QueryShareIndex`)."""
+    return FactSelector(top_k=top_k, build=QueryShareIndex.build)

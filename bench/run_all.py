@@ -25,6 +25,7 @@ from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, grid, machine_line
 BENCHMARKS = (
     "selection_latency",
     "selection_quality",
+    "selection_chat",
     "reply_path",
     "first_text",
     "debounce_savings",
@@ -32,6 +33,7 @@ BENCHMARKS = (
     "store_throughput",
     "retention_sweep",
     "load_lag",
+    "apply_at_cap",
     "footprint",
 )
 
@@ -46,15 +48,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
         p.error(f"unknown benchmark(s): {', '.join(unknown)}")
-    if args.smoke and "selection_quality" in names and not any(args.data.glob("*.json")):
-        # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
-        print(f"selection_quality skipped: no LoCoMo data in {args.data} (pass --data)\n", flush=True)
-        names.remove("selection_quality")
+    for needs_data in ("selection_quality", "selection_chat"):
+        if args.smoke and needs_data in names and not any(args.data.glob("*.json")):
+            # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
+            print(f"{needs_data} skipped: no LoCoMo data in {args.data} (pass --data)\n", flush=True)
+            names.remove(needs_data)
     print(f"# benchmarks{' (smoke)' if args.smoke else ''}\n\n{machine_line()}\n", flush=True)
     started = time.perf_counter()
 
     def argv_for(name: str) -> list[str]:
-        extra = [str(args.data)] if name == "selection_quality" else []
+        extra = [str(args.data)] if name in ("selection_quality", "selection_chat") else []
         return [*extra, *(["--smoke"] if args.smoke else [])]
 
     background: subprocess.Popen[str] | None = None

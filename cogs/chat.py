@@ -31,7 +31,7 @@ from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
-from bot.memory.service import MemoryPrompt
+from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
@@ -235,6 +235,7 @@ class ChatCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
+        ticket = self.memory.learning_ticket(message.author.id)  # a wipe confirmed while we reply wins
         if not await self.should_reply(message):
             return
         started = time.perf_counter()
@@ -269,7 +270,7 @@ class ChatCog(commands.Cog):
             await self.memory.record_reply([part.id for part in sent.messages], message.author.id, prompt.memory)
             await self._send_notes(message, prompt, sent)
         if self.bot.resources.switches.in_channel(message.channel).learning:
-            await self.learn(message, text, sent, bot_id)
+            await self.learn(message, text, sent, bot_id, ticket)
 
     async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
         """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""
@@ -388,7 +389,14 @@ class ChatCog(commands.Cog):
         except discord.HTTPException as error:
             log.warning("could not send a notice in channel %s (HTTP %s)", message.channel.id, error.status)
 
-    async def learn(self, message: discord.Message, text: str, sent: SentReply | None, bot_id: int | None) -> None:
+    async def learn(
+        self,
+        message: discord.Message,
+        text: str,
+        sent: SentReply | None,
+        bot_id: int | None,
+        ticket: LearningTicket | None = None,
+    ) -> None:
         """Hand this user's turn, and the bot's final reply if there is one, to the memory engine (skipped while
         they paused learning). Attachments and the bot's failure notices are never part of it."""
         turns = [as_incoming(message, text, is_self=False)]
@@ -405,7 +413,7 @@ class ChatCog(commands.Cog):
                 )
             )
         kept = filter_messages(turns, bot_id=bot_id, max_chars=self.settings.memory_max_turn_chars)
-        await self.memory.remember(ConversationKey(message.channel.id, message.author.id), kept)
+        await self.memory.remember(ConversationKey(message.channel.id, message.author.id), kept, ticket=ticket)
 
 
 async def setup(bot: MemoryBot) -> None:

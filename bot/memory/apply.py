@@ -1,4 +1,4 @@
-"""Applying a validated extraction to a user's memory (DESIGN.md §2.3): the only code that changes memory content.
+"""Applying a validated extraction to a user's memory: the only code that changes memory content.
 
 - Summaries are overwritten where `shouldUpdate` is true and the new text is non-empty.
 - `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error), never a fact the user
@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from difflib import SequenceMatcher
+from functools import lru_cache
+
+from rapidfuzz.distance import Indel
 
 from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
@@ -53,49 +55,71 @@ _POLARITY = re.compile(
 _TYPO_SIMILARITY = 0.85
 
 
-def _conflicting(a: str, b: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    """What the duplicate check needs of one text, computed once per text (stored facts are compared again and
+    again, with every new fact of every extraction)."""
+
+    folded: str
+    tokens: frozenset[str]  # TF-IDF tokens, plus "¬" when the text negates or dates itself
+    units: tuple[str, ...]  # one per word or CJK character, for `_conflicting`
+    polar: bool
+
+
+@lru_cache(maxsize=16384)
+def _profile(text: str) -> _Profile:
+    folded = normalise(text)
+    polar = bool(_POLARITY.search(folded))
+    tokens = frozenset(analyze(folded)) - _IGNORED_TOKENS
+    units = tuple(unit for unit in analyze(folded, cjk_bigrams=False) if unit not in _IGNORED_TOKENS)
+    return _Profile(folded, tokens | {"¬"} if polar else tokens, units, polar)
+
+
+def _conflicting(a: _Profile, b: _Profile) -> bool:
     """True when two statements differ in substance, not just wording.
 
     That is: they differ in negation or tense markers, or each has words the other lacks ("cat" / "dog",
     "Berlin" / "Dublin", "30" / "31") that are not just a spelling variant of each other ("colour" / "color",
     "microservices" / "micro-services"). One text merely adding words to the other is not a conflict.
     """
-    if bool(_POLARITY.search(a)) != bool(_POLARITY.search(b)):
+    if a.polar != b.polar:
         return True
-    units_a = [unit for unit in analyze(a, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
-    units_b = [unit for unit in analyze(b, cjk_bigrams=False) if unit not in _IGNORED_TOKENS]
-    only_a = "".join(unit for unit in units_a if unit not in set(units_b))
-    only_b = "".join(unit for unit in units_b if unit not in set(units_a))
+    in_a, in_b = set(a.units), set(b.units)
+    only_a = "".join(unit for unit in a.units if unit not in in_b)
+    only_b = "".join(unit for unit in b.units if unit not in in_a)
     if not only_a or not only_b:
         return False
     if any(char.isdigit() for char in only_a + only_b) or min(len(only_a), len(only_b)) < 4:
         return True
-    return SequenceMatcher(None, only_a, only_b, autojunk=False).ratio() < _TYPO_SIMILARITY
+    return Indel.normalized_similarity(only_a, only_b) < _TYPO_SIMILARITY
 
 
-def _tokens(text: str) -> set[str]:
-    """TF-IDF tokens plus a marker for negation or past tense, which the stop-word list would otherwise drop."""
-    tokens = set(analyze(text)) - _IGNORED_TOKENS
-    return tokens | {"¬"} if _POLARITY.search(text) else tokens
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _similarity(a: _Profile, b: _Profile, cutoff: float = 0.0) -> float:
+    """`similarity` of two profiles; any value below `cutoff` may be reported as 0 (the matcher skips work)."""
+    if a.folded == b.folded:
+        return 1.0
+    jaccard = _jaccard(a.tokens, b.tokens)
+    ratio = Indel.normalized_similarity(a.folded, b.folded)
+    if max(jaccard, ratio) < cutoff:
+        return 0.0  # below the cutoff whether or not the two conflict
+    if _conflicting(a, b):
+        return min(jaccard, ratio)
+    return max(jaccard, ratio)
 
 
 def similarity(a: str, b: str) -> float:
     """Near-duplicate score in [0, 1].
 
     1.0 for texts equal up to case, width and whitespace. Otherwise the better of token-set overlap and character
-    sequence similarity, except for texts in conflict (see `_conflicting`), which get the worse of the two: a
-    one-word change ("has a cat" / "has a dog") leaves the characters very similar but is new information.
+    similarity (normalised longest common subsequence, computed by rapidfuzz in C), except for texts in conflict
+    (see `_conflicting`), which get the worse of the two: a one-word change ("has a cat" / "has a dog") leaves the
+    characters very similar but is new information.
     """
-    left, right = normalise(a), normalise(b)
-    if left == right:
-        return 1.0
-    tokens_a = _tokens(left)
-    tokens_b = _tokens(right)
-    jaccard = len(tokens_a & tokens_b) / len(tokens_a | tokens_b) if tokens_a and tokens_b else 0.0
-    ratio = SequenceMatcher(None, left, right, autojunk=False).ratio()
-    if _conflicting(left, right):
-        return min(jaccard, ratio)
-    return max(jaccard, ratio)
+    return _similarity(_profile(a), _profile(b))
 
 
 def _adds_detail(old: str, new: str) -> bool:
@@ -151,9 +175,8 @@ def apply_extraction(
             report.facts_refused += 1
             dropped.append(content)
             continue
-        twin = _closest(memory.facts, content)
-        if twin is not None and twin[1] >= duplicate_similarity:
-            existing = twin[0]
+        existing = _closest(memory.facts, content, duplicate_similarity)
+        if existing is not None:
             existing.confidence = max(existing.confidence, candidate.confidence)
             existing.lastConfirmedAt = stamp
             if _adds_detail(existing.content, content):
@@ -193,13 +216,19 @@ def apply_extraction(
 def _same_subject(old: str, new: str) -> bool:
     """True when a new statement is about what an old one says (they share a content word), as a contradicting
     correction is: "Loves sushi" / "Hates sushi"."""
-    return bool(_tokens(normalise(old)) & _tokens(normalise(new)) - {"¬"})
+    return bool((_profile(old).tokens & _profile(new).tokens) - {"¬"})
 
 
-def _closest(facts: list[Fact], content: str) -> tuple[Fact, float] | None:
-    """The existing fact most similar to `content`, with its score."""
-    scored = ((fact, similarity(fact.content, content)) for fact in facts)
-    return max(scored, key=lambda pair: pair[1], default=None)
+def _closest(facts: list[Fact], content: str, threshold: float) -> Fact | None:
+    """The existing fact most similar to `content` if that similarity reaches `threshold`, else None."""
+    wanted = _profile(content)
+    best: Fact | None = None
+    best_score = threshold
+    for fact in facts:
+        score = _similarity(_profile(fact.content), wanted, cutoff=best_score)
+        if score >= best_score and (best is None or score > best_score):
+            best, best_score = fact, score
+    return best
 
 
 def _unused_id(memory: MemoryFile) -> str:

@@ -9,6 +9,9 @@ Why every step:
 4. fsync the folder, so the rename itself survives a power cut.
 A crash at any moment leaves either the old file or the new one, plus at worst a stray temp file that the next
 write or the store's start-up sweep removes.
+
+Everything under DATA_DIR is private to the bot's user whatever the umask: files are created 0600 and folders 0700
+(`private_opener`, `ensure_writable_folder`), and `make_private` tightens what an older version left readable.
 """
 
 from __future__ import annotations
@@ -36,6 +39,31 @@ _TEMP_NAME = re.compile(rf"\..+\.[0-9a-f]{{{2 * _TEMP_HEX_BYTES}}}{re.escape(TEM
 _TEMP_TAIL = 1 + 2 * _TEMP_HEX_BYTES + len(TEMP_SUFFIX)  # length of `.<hex>.tmp`
 
 Fsync = Callable[[int], None]
+
+PRIVATE_FILE = 0o600
+PRIVATE_FOLDER = 0o700
+
+
+def private_opener(path: str | os.PathLike[str], flags: int) -> int:
+    """`opener=` for `open`/`aiofiles.open`: a file this creates is 0600 (before the umask, which only removes bits)."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+def make_private(path: Path) -> bool:
+    """Remove group and other permissions from a file or folder of ours (not following symlinks); True when it
+    changed anything. A path that is gone or not ours is left alone."""
+    try:
+        stat = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not (stat.st_mode & 0o077) or os.path.islink(path):
+        return False
+    wanted = PRIVATE_FOLDER if os.path.isdir(path) else PRIVATE_FILE
+    try:
+        os.chmod(path, stat.st_mode & wanted & 0o777)
+    except PermissionError:
+        return False
+    return True
 
 
 def fsync_dir(folder: Path) -> None:
@@ -99,7 +127,7 @@ class AtomicWriter:
         temp = self.temp_path_for(path)
         created = False
         try:
-            async with aiofiles.open(temp, "xb") as handle:
+            async with aiofiles.open(temp, "xb", opener=private_opener) as handle:
                 created = True  # from here on the temp file is ours to remove
                 await handle.write(data)
                 await handle.flush()
@@ -118,10 +146,10 @@ class AtomicWriter:
 def replace_file_sync(path: Path, data: bytes, *, fsync: Fsync | None = os.fsync, mode: int | None = None) -> None:
     """The blocking twin of `AtomicWriter.write`, for code already on a worker thread (the journal's compaction,
     the heartbeat): same temp name, same steps. `fsync=None` skips both fsyncs where a lost write is harmless;
-    `mode` sets the file's permissions (temp files are created 0600 by default umask rules otherwise)."""
+    `mode` sets the file's permissions (0600 otherwise, like every file the engine writes)."""
     temp = AtomicWriter.temp_path_for(path)
     try:
-        with open(temp, "xb") as handle:
+        with open(temp, "xb", opener=private_opener) as handle:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
             handle.write(data)
@@ -138,9 +166,10 @@ def replace_file_sync(path: Path, data: bytes, *, fsync: Fsync | None = os.fsync
 
 
 def ensure_writable_folder(folder: Path) -> None:
-    """Create `folder` if needed and prove a file can be written in it (raises `OSError` when not): permissions
-    and read-only mounts show up at start, not at the first save."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Create `folder` (0700) if needed, make it private, and prove a file can be written in it (raises `OSError`
+    when not): permissions and read-only mounts show up at start, not at the first save."""
+    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    make_private(folder)
     probe = folder / f".write-probe-{os.getpid()}"
     probe.write_bytes(b"ok")
     probe.unlink()

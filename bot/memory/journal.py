@@ -3,34 +3,50 @@
 `DATA_DIR/pending.jsonl`, one JSON record per line, each appended and fsynced before the turn counts as taken:
 - `{"op": "turn", "conv": "...", "user": "...", "turn": {...}}`: a turn entered the debouncer;
 - `{"op": "done", "user": "...", "turnIds": [...]}`: its extraction was saved (or it was deliberately skipped);
-- `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back.
+- `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back;
+- `{"op": "failed", "user": "...", "turnIds": [...], "permanent": bool}`: one extraction of these turns failed;
+- `{"op": "parked", "user": "...", "turnIds": [...], "at": "..."}`: these turns failed too often and are no longer
+  tried; their text is kept for `PARKED_RETENTION` (for an operator to look at), then dropped.
 A turn is identified by (user, turn id), so a "done" of one user never clears another user's turn. Turns need an
 id to be marked done; one without an id stays pending until its user's next purge.
-At start the journal is replayed: turns neither done nor purged go back into the debouncer. The memory file records
-the ids of turns already applied, in the same atomic write as the facts they produced, so a crash between saving
-memory and writing "done" cannot apply a turn twice.
+
+The journal holds users' raw words, so it keeps them no longer than it must: a purge rewrites the file at once
+without the user's turns (atomically), and turns marked done are dropped by a compaction at most
+`DONE_COMPACTION_DELAY` seconds later. Failure counts live in the file, so a batch that can never succeed is
+parked after a bounded number of attempts across restarts instead of being replayed at every start forever.
+
+At start the journal is replayed: turns neither done, purged nor parked go back into the debouncer. The memory file
+records the ids of turns already applied, in the same atomic write as the facts they produced, so a crash between
+saving memory and writing "done" cannot apply a turn twice.
 A crash mid-append leaves at most a torn last line, and a failed write at most a torn line of a record that was
-never acknowledged: replay skips unreadable lines with a warning, and an append never glues a new record onto a
-torn one (it starts a fresh line first), so no acknowledged record is ever lost with it.
+never acknowledged: replay keeps unreadable lines aside (`pending.jsonl.corrupt-<time>`, dropped after
+`PARKED_RETENTION` or when their user forgets) with a warning, and an append never glues a new record onto a torn
+one (it starts a fresh line first), so no acknowledged record is ever lost with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import Fsync, json_bytes, replace_file_sync, sweep_temp_files
-from bot.memory.models import ConversationKey, Turn
+from bot.memory.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
+from bot.memory.models import ConversationKey, Turn, iso, utc_now
+from bot.memory.quarantine import copies_of, copy_aside
 
 log = logging.getLogger(__name__)
 
 JOURNAL_NAME = "pending.jsonl"
+DONE_COMPACTION_DELAY = 1.0
+PARKED_RETENTION = timedelta(days=1)
 
 _LiveKey = tuple[int, str]  # (user id, turn id)
 
@@ -41,24 +57,53 @@ class PendingTurn:
     turn: Turn
 
 
+@dataclass(slots=True)
+class Failures:
+    """Failed extraction attempts of a turn, across restarts."""
+
+    permanent: int = 0
+    transient: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Parked:
+    item: PendingTurn
+    at: str  # ISO time it was parked
+
+
 class Journal:
-    """Append-only, fsynced record of pending turns; compacted when mostly obsolete.
+    """Append-only, fsynced record of pending turns; compacted when mostly obsolete, after a purge, and shortly
+    after turns are done.
 
     `fsync` is a seam (tests inject ENOSPC/EIO through it); `durable=False` skips fsyncs (tests and benchmarks).
     A failed append raises and changes nothing in memory; a failed compaction is only logged (it is housekeeping).
     """
 
-    def __init__(self, path: Path, *, durable: bool = True, compact_after: int = 2000, fsync: Fsync = os.fsync) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        durable: bool = True,
+        compact_after: int = 2000,
+        fsync: Fsync = os.fsync,
+        done_compaction_delay: float = DONE_COMPACTION_DELAY,
+    ) -> None:
         self.path = path
         self._durable = durable
         self._fsync = fsync
         self._compact_after = compact_after
+        self._done_delay = done_compaction_delay
         self._lock = asyncio.Lock()
         self._waiting: list[tuple[list[dict[str, Any]], asyncio.Future[None]]] = []
         self._live: dict[_LiveKey, PendingTurn] = {}
+        self._failures: dict[_LiveKey, Failures] = {}
+        self._parked: dict[_LiveKey, _Parked] = {}
         self._lines = 0
+        self._dead = 0  # lines whose turns are done, purged or dropped: what a compaction removes
         self._anonymous = itertools.count()
         self._tail_clean = False  # known to end with a newline (or be empty/missing)?
+        self._compaction: asyncio.TimerHandle | None = None
+        self._compacting: asyncio.Task[None] | None = None
 
     @property
     def pending(self) -> int:
@@ -71,12 +116,24 @@ class Journal:
         """The user's turns not yet done, oldest first (what `/memory forget minutes:` sorts through)."""
         return [item for item in self._live.values() if item.key.user_id == user_id]
 
+    @property
+    def parked(self) -> int:
+        return len(self._parked)
+
+    def failures(self, user_id: int, turn_ids: list[str]) -> Failures:
+        """The most failed attempts of any of these turns (a batch fails as a whole)."""
+        found = [self._failures[(user_id, t)] for t in turn_ids if (user_id, t) in self._failures]
+        return Failures(max((f.permanent for f in found), default=0), max((f.transient for f in found), default=0))
+
     # --- start-up ------------------------------------------------------------------------------------------
 
     def replay(self) -> list[PendingTurn]:
         """Read the journal, keep what is still pending, rewrite it compacted; returns pending turns in order."""
-        live: dict[_LiveKey, PendingTurn] = {}
-        torn = 0
+        self._live, self._failures, self._parked = {}, {}, {}
+        torn: list[bytes] = []
+        skipped = 0
+        make_private(self.path.parent)
+        make_private(self.path)
         try:
             lines = self.path.read_bytes().splitlines()
         except FileNotFoundError:
@@ -84,12 +141,17 @@ class Journal:
         for raw in lines:
             try:
                 record = json.loads(raw)
-                self._apply(live, record)
+                self._apply(record)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                torn += 1
-        if torn:
-            log.warning("journal: skipped %d unreadable records (a crash mid-append)", torn)
-        self._live = live
+                skipped += 1
+                if raw.strip(b"\x00 \t"):  # a power cut's run of NULs holds nothing worth keeping
+                    torn.append(raw)
+        if skipped:
+            aside = copy_aside(self.path, b"\n".join(torn) + b"\n") if torn else None
+            log.warning(
+                "journal: skipped %d unreadable records (a crash mid-append)%s",
+                skipped, f"; kept aside as {aside.name}" if aside else "",
+            )
         self._lines = len(lines)
         sweep_temp_files(self.path.parent, target=self.path.name)  # a compaction a crash interrupted
         try:
@@ -97,34 +159,83 @@ class Journal:
         except OSError as error:
             # Not fatal: the file still holds every live record; appends will start on a fresh line.
             log.warning("journal: could not compact at start (%s); keeping it as it is", error.strerror or error)
-        return list(live.values())
+        return list(self._live.values())
 
-    def _apply(self, live: dict[_LiveKey, PendingTurn], record: dict[str, Any]) -> None:
+    def _apply(self, record: dict[str, Any]) -> None:
         op = record["op"]
         if op == "turn":
             key = ConversationKey(int(record["conv"]), int(record["user"]))
             turn = Turn.from_json(record["turn"])
             turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
-            live[(key.user_id, turn_id)] = PendingTurn(key, turn)
-        elif op == "done":
-            user = int(record["user"])
-            turn_ids = record["turnIds"]
-            if not isinstance(turn_ids, list):
-                raise TypeError("turnIds must be a list")
-            for turn_id in turn_ids:
-                live.pop((user, str(turn_id)), None)
-        elif op == "purge":
-            user = int(record["user"])
-            for gone in [live_key for live_key in live if live_key[0] == user]:
-                del live[gone]
+            self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
+            return
+        user = int(record["user"])
+        if op == "purge":
+            mine = [live_key for live_key in [*self._live, *self._parked] if live_key[0] == user]
+            for gone in mine:
+                self._drop(gone)
+            self._dead += len(mine) + 1
+            return
+        turn_ids = record["turnIds"]
+        if not isinstance(turn_ids, list):
+            raise TypeError("turnIds must be a list")
+        keys = [(user, str(turn_id)) for turn_id in turn_ids]
+        if op == "done":
+            for live_key in keys:
+                if live_key in self._live:
+                    self._drop(live_key)
+                    self._dead += 1
+            self._dead += 1
+        elif op == "failed":
+            permanent = bool(record["permanent"])
+            for live_key in keys:
+                if live_key in self._live:
+                    counts = self._failures.setdefault(live_key, Failures())
+                    counts.permanent += permanent
+                    counts.transient += not permanent
+        elif op == "parked":
+            at = str(record["at"])
+            datetime.fromisoformat(at)  # a record we could not expire is an unreadable one
+            for live_key in keys:
+                if live_key in self._live:
+                    self._parked[live_key] = _Parked(self._live.pop(live_key), at)
+
+    def _drop(self, live_key: _LiveKey) -> None:
+        self._live.pop(live_key, None)
+        self._failures.pop(live_key, None)
+        self._parked.pop(live_key, None)
+
+    def _expire_parked(self, now: datetime) -> int:
+        cutoff = iso(now - PARKED_RETENTION)
+        expired = [live_key for live_key, parked in self._parked.items() if parked.at < cutoff]
+        for live_key in expired:
+            self._drop(live_key)
+        return len(expired)
 
     def _rewrite(self) -> None:
-        """Atomically replace the journal with just the live records (temp + fsync + rename)."""
+        """Atomically replace the journal with just the live and parked records (temp + fsync + rename), and drop
+        unreadable records kept aside longer than `PARKED_RETENTION`."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        body = b"".join(self._encode(self._turn_record(item)) for item in self._live.values())
-        replace_file_sync(self.path, body, fsync=self._fsync if self._durable else None)
-        self._lines = len(self._live)
+        expired = self._expire_parked(utc_now())
+        if expired:
+            log.info("journal: deleted %d parked turns after %s", expired, PARKED_RETENTION)
+        body = [self._encode(self._turn_record(item)) for item in self._live.values()]
+        for (user, turn_id), counts in self._failures.items():
+            for permanent, times in ((True, counts.permanent), (False, counts.transient)):
+                record = {"op": "failed", "user": str(user), "turnIds": [turn_id], "permanent": permanent}
+                body.extend([self._encode(record)] * times)
+        for (user, turn_id), parked in self._parked.items():
+            body.append(self._encode(self._turn_record(parked.item)))
+            body.append(self._encode({"op": "parked", "user": str(user), "turnIds": [turn_id], "at": parked.at}))
+        replace_file_sync(self.path, b"".join(body), fsync=self._fsync if self._durable else None)
+        self._lines = len(body)
+        self._dead = 0
         self._tail_clean = True
+        horizon = time.time() - PARKED_RETENTION.total_seconds()
+        for copy in copies_of(self.path):
+            with contextlib.suppress(OSError):
+                if copy.stat().st_mtime < horizon:
+                    copy.unlink()
 
     # --- appends -------------------------------------------------------------------------------------------
 
@@ -142,7 +253,7 @@ class Journal:
         }
 
     def _append_sync(self, data: bytes) -> None:
-        with open(self.path, "a+b") as handle:
+        with open(self.path, "a+b", opener=private_opener) as handle:
             if not self._tail_clean:
                 # A torn line (crash or failed write mid-append) must not swallow the record written after it.
                 handle.seek(0, os.SEEK_END)
@@ -189,32 +300,109 @@ class Journal:
             return
         self._tail_clean = True
         for record in records:
-            self._apply(self._live, record)
+            self._apply(record)
         self._lines += len(records)
         for _, waiter in batch:
             if not waiter.done():
                 waiter.set_result(None)
         if self._lines > self._compact_after and self._lines > 4 * len(self._live):
-            try:
-                await asyncio.to_thread(self._rewrite)
-            except OSError as error:
-                # The records are appended and durable; compaction is only housekeeping, retried later.
-                log.warning("journal: compaction failed (%s); will retry", error.strerror or error)
+            await self._rewrite_logged()
+
+    async def _rewrite_logged(self) -> bool:
+        """Compact (the caller holds the lock); a failure is logged, not raised: the appended records are durable
+        and compaction is housekeeping, retried later."""
+        try:
+            await asyncio.to_thread(self._rewrite)
+        except OSError as error:
+            log.warning("journal: compaction failed (%s); will retry", error.strerror or error)
+            return False
+        return True
+
+    async def compact(self) -> bool:
+        """Rewrite the journal now with only what is still pending or parked; True when it succeeded."""
+        async with self._lock:
+            return await self._rewrite_logged()
+
+    def _schedule_compaction(self) -> None:
+        """Compact within `DONE_COMPACTION_DELAY` seconds: applied turns must not linger on disk."""
+        if self._compaction is not None or self._compacting is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._compaction = loop.call_later(self._done_delay, self._start_compaction)
+
+    def _start_compaction(self) -> None:
+        self._compaction = None
+        task = asyncio.get_running_loop().create_task(self._scheduled_compaction(), name="journal-compaction")
+        self._compacting = task
+
+    async def _scheduled_compaction(self) -> None:
+        try:
+            if self._dead or self._parked:
+                await self.compact()
+        finally:
+            self._compacting = None
+        if self._dead:  # turns were done meanwhile
+            self._schedule_compaction()
+
+    async def close(self) -> None:
+        """Finish housekeeping: drop what is done now rather than at the next start."""
+        if self._compaction is not None:
+            self._compaction.cancel()
+            self._compaction = None
+        if self._compacting is not None:
+            await asyncio.wait({self._compacting})
+        if self._dead:
+            await self.compact()
 
     async def add(self, key: ConversationKey, turns: list[Turn]) -> None:
         """Record turns as taken; returns once they are on disk."""
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 
     async def done(self, user_id: int, turn_ids: list[str]) -> None:
-        """Record that these turns of the user need no more work; returns once that is on disk."""
+        """Record that these turns of the user need no more work; returns once that is on disk. Their text leaves
+        the file at the next compaction, at most `DONE_COMPACTION_DELAY` seconds away."""
         if turn_ids:
             await self._append([{"op": "done", "user": str(user_id), "turnIds": turn_ids}])
+            self._schedule_compaction()
 
-    async def compact(self) -> None:
-        """Rewrite the journal with only the live records, so the bytes of purged turns leave the disk now."""
-        async with self._lock:
-            await asyncio.to_thread(self._rewrite)
+    async def failed(self, user_id: int, turn_ids: list[str], *, permanent: bool) -> Failures:
+        """Count one failed extraction of these turns (durably); returns their failures so far."""
+        if turn_ids:
+            await self._append([{"op": "failed", "user": str(user_id), "turnIds": turn_ids, "permanent": permanent}])
+        return self.failures(user_id, turn_ids)
+
+    async def park(self, user_id: int, turn_ids: list[str]) -> None:
+        """Stop trying these turns; their text is deleted after `PARKED_RETENTION`."""
+        if turn_ids:
+            await self._append([{"op": "parked", "user": str(user_id), "turnIds": turn_ids, "at": iso(utc_now())}])
 
     async def purge(self, user_id: int) -> None:
-        """Drop everything pending for the user (a `/memory forget`); returns once that is on disk."""
-        await self._append([{"op": "purge", "user": str(user_id)}])
+        """Drop everything pending or parked for the user (a `/memory forget`) from the file itself, and their
+        records from unreadable lines kept aside; returns once that is on disk.
+
+        The journal is rewritten at once (atomically) without them. Should that fail, a purge record is appended
+        instead, so a restart still never brings them back, and the next compaction removes the text.
+        """
+        async with self._lock:
+            self._apply({"op": "purge", "user": str(user_id)})
+            if not await self._rewrite_logged():
+                await asyncio.to_thread(self._append_sync, self._encode({"op": "purge", "user": str(user_id)}))
+                self._lines += 1
+            await asyncio.to_thread(self._purge_copies, user_id)
+
+    def _purge_copies(self, user_id: int) -> None:
+        """Remove the user's records from unreadable lines kept aside (a turn record names its user before its
+        text, so any line holding their words holds their id)."""
+        marker = f'"user":"{user_id}"'.encode()
+        for copy in copies_of(self.path):
+            try:
+                lines = copy.read_bytes().splitlines(keepends=True)
+            except OSError:
+                continue
+            kept = [line for line in lines if marker not in line]
+            if len(kept) == len(lines):
+                continue
+            if kept:
+                replace_file_sync(copy, b"".join(kept))
+            else:
+                copy.unlink(missing_ok=True)

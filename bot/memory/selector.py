@@ -250,16 +250,29 @@ class FactSelector:
         self._cache: OrderedDict[str, tuple[int, RankedIndex]] = OrderedDict()
         self._cache_size = cache_size
 
+    def is_cached(self, user_key: str, revision: int) -> bool:
+        """True when the index of this revision is built already (a selection is then a cheap lookup)."""
+        cached = self._cache.get(user_key)
+        return cached is not None and cached[0] == revision
+
+    def build(self, facts: Sequence[Fact]) -> RankedIndex:
+        """A new index of `facts`; touches no shared state, so it may run in a worker thread."""
+        return self._build(facts)
+
+    def put(self, user_key: str, revision: int, index: RankedIndex) -> None:
+        """Cache `index` as the user's index of `revision` (the least recently used one goes past the cap)."""
+        self._cache[user_key] = (revision, index)
+        self._cache.move_to_end(user_key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
     def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> RankedIndex:
         cached = self._cache.get(user_key)
         if cached is not None and cached[0] == revision:
             self._cache.move_to_end(user_key)
             return cached[1]
         index = self._build(facts)
-        self._cache[user_key] = (revision, index)
-        self._cache.move_to_end(user_key)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self.put(user_key, revision, index)
         return index
 
     def select(

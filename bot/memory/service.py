@@ -1,25 +1,31 @@
 """The memory engine's front door: what the chat cog, the memory commands and the console call.
 
 It wires filter output → journal → debouncer → extractor → store, and store → selector → rendering, and owns the
-rules that span parts: work started before a `/memory forget` never writes; a paused user teaches nothing; a
-transient failure is tried again before it is given up; a batch is marked done in the journal only once its result
-is saved. (Extraction is serialised per user by the debouncer, which runs one batch per user at a time.)
+rules that span parts: work started before a `/memory forget` never writes, and a message that arrived before it is
+never learned after it (`learning_ticket`); forgetting removes the bytes, not just the view; a paused user teaches
+nothing; a transient failure is tried again before it is given up, and a batch that keeps failing across restarts
+is parked; a batch is marked done in the journal only once its result is saved. (Extraction is serialised per user
+by the debouncer, which runs one batch per user at a time.) CPU-heavy steps (applying an extraction to a full
+memory, fitting a new selection index) run on one worker thread, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from bot.memory.apply import apply_extraction
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
 from bot.memory.guard import rejection_reason
-from bot.memory.journal import Journal
+from bot.memory.journal import PARKED_RETENTION, Journal
 from bot.memory.models import (
     ORIGIN_CORRECTED,
     ORIGIN_USER,
@@ -42,10 +48,16 @@ from bot.memory.stats import EngineSnapshot
 from bot.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 APPLIED_IDS_KEPT = 500
 RECENT_PROBLEMS_KEPT = 20
 MAX_REQUEUES = 3
+# A batch is parked (no longer tried) after this many refusals of the model (a 400: content filter, context length,
+# an unusable answer), or this many transient failures, counted across restarts.
+MAX_PERMANENT_FAILURES = 3
+MAX_TRANSIENT_FAILURES = 3 * (MAX_REQUEUES + 1)
+
 MAX_USER_FACT_CHARS = 400
 MAX_FORGET_MINUTES = 1440
 USER_FACT_CATEGORY = "context"
@@ -124,11 +136,22 @@ class _Forgotten(Exception):
     """The user wiped their memory while this batch was being extracted."""
 
 
+@dataclass(frozen=True, slots=True)
+class LearningTicket:
+    """Taken when a message arrives, handed to `remember` with its turns: turns whose ticket predates a
+    `/memory forget` of their user are dropped, however long the reply took."""
+
+    user_id: int
+    epoch: int
+
+
 @dataclass(slots=True)
 class EngineStats:
     batches_saved: int = 0
     batches_failed: int = 0
+    batches_parked: int = 0
     turns_skipped_paused: int = 0
+    turns_skipped_forgotten: int = 0
     facts_added: int = 0
     batches_requeued: int = 0
     problems: int = 0
@@ -183,10 +206,14 @@ class MemoryService:
             max_concurrency=policy.max_concurrent_extractions,
         )
         self._requeues: dict[str, int] = {}
+        self._forgets: dict[int, int] = {}  # user id -> how many times they wiped their memory in this process
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its journal append, while in flight
         self.stats = EngineStats()
         self._recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self.accepting = True
+        # One thread for the engine's CPU work: each extra thread running Python competes with the event loop for
+        # the interpreter lock, so a burst of extractions would slow every reply even with the work off the loop.
+        self._cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-cpu")
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -221,6 +248,9 @@ class MemoryService:
             left = self.journal.pending if self.journal else self.debouncer.pending_turns
             log.warning("shutdown: flush timed out after %gs; %d turns stay journaled", timeout, left)
             await self.debouncer.close()
+        if self.journal is not None:
+            await self.journal.close()
+        self._cpu.shutdown(wait=False)
         return finished
 
     async def flush(self, timeout: float | None = None) -> FlushReport:
@@ -243,10 +273,21 @@ class MemoryService:
             problems=tuple(dict.fromkeys(problems)),
         )
 
+    async def _off_loop(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+        """Run CPU-heavy `fn` on the engine's worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._cpu, functools.partial(fn, *args, **kwargs))
+
     # --- learning ------------------------------------------------------------------------------------------
 
-    async def remember(self, key: ConversationKey, turns: Sequence[Turn]) -> bool:
-        """Take a user's turns for later extraction; False when the user paused learning (nothing is kept).
+    def learning_ticket(self, user_id: int) -> LearningTicket:
+        """Take this when a message arrives and pass it to `remember`: a wipe confirmed meanwhile wins."""
+        return LearningTicket(user_id, self._forgets.get(user_id, 0))
+
+    async def remember(
+        self, key: ConversationKey, turns: Sequence[Turn], *, ticket: LearningTicket | None = None
+    ) -> bool:
+        """Take a user's turns for later extraction; False when nothing is kept: the user paused learning, or
+        wiped their memory after `ticket` was taken (the message arrived before the wipe).
 
         Returns once the turns are in the journal (on disk), so an acknowledged turn survives a crash. They enter
         the debouncer first, on arrival: the quiet time is measured on the user's pace, not on how long the
@@ -255,6 +296,10 @@ class MemoryService:
         still learned, just not crash-safe, and a WARNING says so.
         """
         if not turns:
+            return False
+        if ticket is not None and ticket.epoch != self._forgets.get(ticket.user_id, 0):
+            self.stats.turns_skipped_forgotten += len(turns)
+            log.info("turns for %s dropped: they arrived before the user wiped their memory", key.label())
             return False
         self.note_activity(key.user_id)
         if self.modes_of(key.user_id).incognito:
@@ -304,6 +349,8 @@ class MemoryService:
                 memory, fresh, user_id=key.user_id, now=self.clock(), label=key.label()
             )
         except ExtractionFailed as error:
+            if await self._parked_after_failure(key, turns, ids, error):
+                return
             if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
                 self._requeue(key, turns, error.reason)
             else:
@@ -313,7 +360,9 @@ class MemoryService:
             async with self.store.edit(key.user_id) as draft:
                 if self.store.epoch(key.user_id) != epoch:
                     raise _Forgotten
-                report = apply_extraction(
+                # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
+                report = await self._off_loop(
+                    apply_extraction,
                     draft,
                     extraction.result,
                     now=self.clock(),
@@ -358,6 +407,33 @@ class MemoryService:
         )
         self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
 
+    async def _parked_after_failure(
+        self, key: ConversationKey, turns: list[Turn], ids: list[str], error: ExtractionFailed
+    ) -> bool:
+        """Count the failure in the journal (so it survives restarts); park the batch once it has failed too often.
+        True when parked."""
+        if self.journal is None or not ids:
+            return False
+        try:
+            failures = await self.journal.failed(key.user_id, ids, permanent=not error.transient)
+            if failures.permanent < MAX_PERMANENT_FAILURES and failures.transient < MAX_TRANSIENT_FAILURES:
+                return False
+            await self.journal.park(key.user_id, ids)
+        except OSError as failed:  # the count is housekeeping: without it the batch is simply tried again
+            log.warning("journal: could not record a failed extraction (%s)", failed.strerror or failed)
+            return False
+        self._requeues.pop(_requeue_marker(key, turns), None)
+        self._note_problem(f"parked: {error.reason}")
+        self.stats.batches_failed += 1
+        self.stats.batches_parked += 1
+        log.error(
+            "memory update for %s parked after %d refusals and %d transient failures (%s); its %d turns are no "
+            "longer tried and are deleted from the journal after %s",
+            key.label(), failures.permanent, failures.transient, error.reason, len(turns), PARKED_RETENTION,
+        )
+        return True
+
+
     def _note_problem(self, reason: str) -> None:
         self.stats.problems += 1
         self._recent_problems.append(reason)
@@ -391,7 +467,11 @@ class MemoryService:
         memory, revision = await self.store.load_with_revision(user_id)
         if memory.is_empty():
             return MemoryPrompt()
-        facts = self.selector.select(str(user_id), revision, memory.facts, recent_texts, self.policy.top_k)
+        key = str(user_id)
+        if not self.selector.is_cached(key, revision):
+            # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
+            self.selector.put(key, revision, await self._off_loop(self.selector.build, memory.facts))
+        facts = self.selector.select(key, revision, memory.facts, recent_texts, self.policy.top_k)
         block = render_block(memory, facts, user_label=user_label, token_budget=self.policy.token_budget)
         return MemoryPrompt(block.text, block.sections, block.fact_ids)
 
@@ -433,11 +513,19 @@ class MemoryService:
         return await self.store.export_bytes(user_id)
 
     async def forget_fact(self, user_id: int, fact_id: str) -> bool:
-        """Remove one fact by id; False when the user has no such fact."""
+        """Remove one fact by id; False when the user has no such fact.
+
+        The fact leaves the disk, not just the view: the memory file is replaced, copies of it kept aside as
+        unreadable are deleted, and the journal drops every turn already applied (the words it was learned from).
+        """
         async with self.store.edit(user_id) as draft:
             before = len(draft.facts)
             draft.facts = [fact for fact in draft.facts if fact.id != fact_id]
             removed = len(draft.facts) != before
+        if removed:
+            await self.store.delete_copies(user_id)
+            if self.journal is not None:
+                await self.journal.compact()
         return removed
 
     @staticmethod
@@ -534,10 +622,15 @@ class MemoryService:
 
     async def forget_all(self, user_id: int, *, quiet: bool = False) -> bool:
         """Wipe the user's memory, the records of which memory their replies used, and everything pending for
-        them, so nothing forgotten comes back. `quiet` (the retention sweep) logs the user id at DEBUG instead of
-        INFO and leaves saving the activity file to the caller."""
+        them, so nothing forgotten comes back: on return, no file under the data folder holds their memory or
+        their words from before. `quiet` (the retention sweep) logs the user id at DEBUG instead of INFO and
+        leaves saving the activity file to the caller."""
+        self._forgets[user_id] = self._forgets.get(user_id, 0) + 1  # tickets taken before now are stale
         self.debouncer.cancel_user(user_id)
         if self.journal is not None:
+            appending = set(self._appending.values())
+            if appending:  # turns accepted just before: let them land, then purge them with the rest
+                await asyncio.wait(appending)
             await self.journal.purge(user_id)
         existed = await self.store.delete(user_id)
         self.selector.forget(str(user_id))

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -23,14 +24,21 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import aiofiles
 from pydantic import ValidationError
 
-from bot.memory.atomic import AtomicWriter, ensure_writable_folder, fsync_dir, json_bytes, sweep_temp_files
+from bot.memory.atomic import (
+    AtomicWriter,
+    ensure_writable_folder,
+    fsync_dir,
+    json_bytes,
+    make_private,
+    sweep_temp_files,
+)
 from bot.memory.models import MemoryFile
+from bot.memory.quarantine import copies_of, move_aside
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +88,13 @@ class MemoryStore:
         self.cache_misses = 0
 
     def prepare(self) -> None:
-        """Create the folder, check it is writable, and sweep temp files a crash left behind."""
+        """Create the folder, check it is writable, make it and its files private (an older version created them
+        readable by others), and sweep temp files a crash left behind."""
         ensure_writable_folder(self.folder)
+        make_private(self.folder.parent)
+        tightened = sum(make_private(path) for path in self.folder.iterdir() if path.is_file())
+        if tightened:
+            log.info("made %d memory files readable by the bot's user only", tightened)
         removed = sweep_temp_files(self.folder)
         if removed:
             log.info("removed %d temp files left by an interrupted write", removed)
@@ -147,7 +160,11 @@ class MemoryStore:
         try:
             memory = MemoryFile.model_validate(json.loads(raw))
         except (ValueError, ValidationError, RecursionError) as error:
-            self._quarantine(uid, path, type(error).__name__)
+            aside = await asyncio.to_thread(move_aside, path)
+            if aside is not None:
+                log.warning(
+                    "memory file of user %s is unreadable (%s); kept aside as %s", uid, type(error).__name__, aside.name
+                )
             return self._remember(uid, MemoryFile(), _MISSING)
         return self._remember(uid, memory, stamp)
 
@@ -158,20 +175,6 @@ class MemoryStore:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return entry
-
-    def _quarantine(self, uid: str, path: Path, reason: str) -> None:
-        """Move an unreadable file aside, keeping its bytes; the user starts empty."""
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        target = path.with_name(f"{path.name}.corrupt-{stamp}")
-        counter = itertools.count(1)
-        while target.exists():
-            target = path.with_name(f"{path.name}.corrupt-{stamp}-{next(counter)}")
-        try:
-            os.replace(path, target)
-        except FileNotFoundError:
-            return  # gone meanwhile: nothing left to keep
-        fsync_dir(self.folder)
-        log.warning("memory file of user %s is unreadable (%s); kept aside as %s", uid, reason, target.name)
 
     # --- writing -------------------------------------------------------------------------------------------
 
@@ -207,10 +210,29 @@ class MemoryStore:
             self._remember(uid, MemoryFile(), _MISSING)
             return await asyncio.to_thread(self._delete_files, uid)
 
+    async def delete_copies(self, user_id: int | str) -> int:
+        """Remove the copies kept aside as unreadable and any stray temp file of the user (after they forgot part
+        of their memory: those bytes may hold it); returns how many."""
+        uid = validate_user_id(user_id)
+        async with self.lock_for(uid):
+            return await asyncio.to_thread(self._delete_copies, uid)
+
+    def _delete_copies(self, uid: str) -> int:
+        name = f"{uid}.json"
+        removed = 0
+        for path in copies_of(self.folder / name):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+        removed += sweep_temp_files(self.folder, target=name)
+        if removed:
+            fsync_dir(self.folder)
+        return removed
+
     def _delete_files(self, uid: str) -> bool:
         name = f"{uid}.json"
         removed = False
-        for path in [self.folder / name, *self.folder.glob(f"{name}.corrupt-*")]:
+        for path in [self.folder / name, *copies_of(self.folder / name)]:
             try:
                 path.unlink()
             except FileNotFoundError:

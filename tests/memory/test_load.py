@@ -36,6 +36,7 @@ import pytest
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile
 from tests.llm_server import ChatServer, Response, extraction
+from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
 
 BOT_ID = 42
@@ -197,3 +198,48 @@ async def test_500_users_x_20_messages_at_once(tmp_path: Path, chat_server: Chat
 async def test_soak_with_a_durable_journal(tmp_path: Path, chat_server: ChatServer) -> None:
     figures = await run_load(tmp_path, chat_server, users=2000, messages=20, debounce=30.0, durable_journal=True)
     assert figures.requests < 2 * figures.users
+
+
+async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
+    tmp_path: Path, chat_server: ChatServer
+) -> None:
+    """Every user already holds 100 facts of 150-300 characters and the model sends 10 new long facts per batch:
+    the duplicate check compares 1,000 pairs of long texts per extraction, and the reply path fits a new index
+    for each new revision. The loop must keep ticking meanwhile (a generous bound: a loaded 2-core machine)."""
+    users = [10**17 + n for n in range(8)]
+    new_facts = {uid: long_fact_texts(10, seed=uid % 1000 + 500) for uid in users}
+
+    def ten_long_facts(body: dict[str, Any]) -> Response:
+        content = body["messages"][1]["content"]
+        sent = json.loads(content[content.index("{") :])
+        uid = next(int(m.group(1)) for t in sent["newTurns"] for m in _TOPIC.finditer(t["text"]))
+        return extraction(facts=[(text, "context", 0.95) for text in new_facts[uid]])
+
+    chat_server.responder = ten_long_facts
+    engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05, max_concurrent=4, timeout=30)
+    engine.service.start()
+    for uid in users:
+        await engine.store.save(uid, memory_at_cap(100, seed=uid % 1000))
+    base = datetime(2024, 5, 1, tzinfo=UTC)
+    try:
+        with LagMeter() as lag:
+            for index, uid in enumerate(users):
+                message = IncomingMessage(
+                    message_id=uid * 100, author_id=uid, author_name=f"user{index}",
+                    content=f"I keep reading about topic-{uid}", created_at=base,
+                )
+                turns = filter_messages([message], bot_id=BOT_ID)
+                assert await engine.service.remember(ConversationKey(7000, uid), turns)
+            await asyncio.wait_for(engine.service.debouncer.wait_idle(), 300)
+            for uid in users:  # the first reply after each update fits a new index
+                assert await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u")
+    finally:
+        await engine.aclose()
+    print(f"\nat the cap: max loop lag {lag.max_blocked * 1000:.0f} ms ({lag.max_lag * 1000:.0f} ms wall clock)")
+    assert lag.ticks > 10
+    assert engine.service.stats.batches_saved == len(users)
+    for uid in users:
+        contents = engine.facts_on_disk(uid)
+        assert len(contents) == 100
+        assert set(new_facts[uid]) <= set(contents)  # the confident newcomers evicted the least valuable
+    assert lag.max_blocked < 1.0, f"the event loop was blocked for {lag.max_blocked * 1000:.0f} ms"

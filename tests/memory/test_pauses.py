@@ -80,21 +80,35 @@ async def test_invalid_ids_are_refused(path: Path, bad: object) -> None:
      b"[" * 50_000],
     ids=["binary", "truncated", "list", "string-users", "int-users", "null", "no-users", "bad-utf8", "deep"],
 )
-async def test_unreadable_file_is_kept_aside_and_treated_as_empty(
+async def test_an_unreadable_file_is_kept_aside_and_fails_closed(
     path: Path, raw: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
     path.write_bytes(raw)
     caplog.set_level(logging.WARNING, logger="bot.memory.pauses")
     registry = reopened(path)
-    assert not registry.is_paused(BOB) and not registry.is_paused(1)
-    kept = [p for p in path.parent.iterdir() if p != path]
-    assert len(kept) == 1 and CORRUPT.fullmatch(kept[0].name)
+    assert registry.held
+    assert registry.is_paused(BOB) and registry.is_paused(ALICE)  # nobody is learned from until an operator looks
+    kept = [p for p in path.parent.iterdir() if CORRUPT.fullmatch(p.name)]
+    assert len(kept) == 1
     assert kept[0].read_bytes() == raw
-    assert not path.exists()
-    assert "kept aside" in caplog.text
+    assert [r.levelname for r in caplog.records] == ["ERROR"] and "learning is paused for everyone" in caplog.text
     await registry.set_paused(ALICE, True)
-    assert reopened(path).is_paused(ALICE)
+    assert reopened(path).held  # a restart alone does not lift the hold
     assert kept[0].read_bytes() == raw  # never overwritten
+
+    kept[0].unlink()  # the operator checked the copy
+    released = reopened(path)
+    assert not released.held and released.is_paused(ALICE)
+
+
+async def test_ids_still_legible_in_a_damaged_file_stay_paused_after_the_hold(path: Path) -> None:
+    path.write_bytes(f'{{"users": ["{BOB}", "{ALICE}"'.encode())  # torn
+    assert reopened(path).held
+    for copy in path.parent.glob("paused.json.corrupt-*"):
+        copy.unlink()
+    released = reopened(path)
+    assert not released.held
+    assert released.is_paused(ALICE) and released.is_paused(BOB) and not released.is_paused(4242)
 
 
 async def test_two_bad_files_in_a_row_keep_both_copies(path: Path) -> None:
@@ -102,18 +116,22 @@ async def test_two_bad_files_in_a_row_keep_both_copies(path: Path) -> None:
     reopened(path)
     path.write_bytes(b"second")
     reopened(path)
-    copies = sorted(p.read_bytes() for p in path.parent.iterdir() if p != path)
+    copies = sorted(p.read_bytes() for p in path.parent.iterdir() if CORRUPT.fullmatch(p.name))
     assert copies == [b"first", b"second"]
 
 
-async def test_invalid_entries_keep_the_valid_pauses(path: Path) -> None:
+async def test_invalid_entries_keep_the_valid_pauses_and_hold_learning(path: Path) -> None:
     raw = json.dumps({"users": [str(ALICE), "../../etc", 7, "abc", None]}).encode()
     path.write_bytes(raw)
     registry = reopened(path)
     assert registry.is_paused(ALICE) and registry.is_paused(7)  # failing towards "paused"
-    assert path.read_bytes() == raw  # still there for the next start
+    assert registry.held  # an entry it cannot read may have been someone's pause
+    assert json.loads(path.read_bytes()) == {"users": ["7", str(ALICE)]}  # the readable pauses, cleanly
     copies = [p for p in path.parent.iterdir() if p != path]
     assert len(copies) == 1 and copies[0].read_bytes() == raw
+    copies[0].unlink()
+    released = reopened(path)
+    assert not released.held and released.is_paused(ALICE) and not released.is_paused(BOB)
 
 
 async def test_concurrent_pauses_all_land(path: Path) -> None:
