@@ -102,6 +102,7 @@ class Journal:
         self._dead = 0  # lines whose turns are done, purged or dropped: what a compaction removes
         self._anonymous = itertools.count()
         self._tail_clean = False  # known to end with a newline (or be empty/missing)?
+        self._in_file: set[int] = set()  # users whose turns the file may hold (since the last rewrite)
         self._compaction: asyncio.TimerHandle | None = None
         self._compacting: asyncio.Task[None] | None = None
 
@@ -168,6 +169,7 @@ class Journal:
             turn = Turn.from_json(record["turn"])
             turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
             self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
+            self._in_file.add(key.user_id)
             return
         user = int(record["user"])
         if op == "purge":
@@ -228,6 +230,7 @@ class Journal:
             body.append(self._encode(self._turn_record(parked.item)))
             body.append(self._encode({"op": "parked", "user": str(user), "turnIds": [turn_id], "at": parked.at}))
         replace_file_sync(self.path, b"".join(body), fsync=self._fsync if self._durable else None)
+        self._in_file = {user for user, _ in [*self._live, *self._parked]}
         self._lines = len(body)
         self._dead = 0
         self._tail_clean = True
@@ -384,8 +387,10 @@ class Journal:
         instead, so a restart still never brings them back, and the next compaction removes the text.
         """
         async with self._lock:
+            if user_id not in self._in_file and not copies_of(self.path):
+                return  # not a byte of theirs in the journal: nothing to rewrite
             self._apply({"op": "purge", "user": str(user_id)})
-            if not await self._rewrite_logged():
+            if user_id in self._in_file and not await self._rewrite_logged():
                 await asyncio.to_thread(self._append_sync, self._encode({"op": "purge", "user": str(user_id)}))
                 self._lines += 1
             await asyncio.to_thread(self._purge_copies, user_id)
