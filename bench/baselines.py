@@ -1,7 +1,8 @@
 """The baselines our engine is measured against, re-implemented here (the engine is never edited from `bench/`).
 
-- The seed's way (`select_relevant_facts`): the design note `seeds/000_ae121e99512bfe4a.txt`, section 3.6
-  (DeerFlow's documented fact selection), re-implemented exactly.
+- The seed's way (`select_relevant_facts`): the fact selection of the project's original design note (DeerFlow's
+  documented selection: a word TfidfVectorizer fitted on the facts and the dialogue for every message),
+  re-implemented exactly.
 - The previous engine (`TfidfCosineIndex`, `tfidf_cosine_selector`): `bot.memory.selector.FactIndex` as it was before
   the BM25 change, kept as an ablation baseline: sklearn's `TfidfVectorizer(analyzer=analyze, sublinear_tf=True,
   norm="l2")` fitted on the facts once per memory revision, the query vectorised with `transform`, cosine by one

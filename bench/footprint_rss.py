@@ -3,7 +3,7 @@
     .venv/bin/python bench/footprint_rss.py [--users 1000] [--facts 30] [--idle 5]
 
 What it does, all on this machine and without reaching the internet:
-1. makes a temporary DATA_DIR with --users memory files (DESIGN.md §3 schema, ~--facts facts each);
+1. makes a temporary DATA_DIR with --users memory files (the memory file format, ~--facts facts each);
 2. measures a baseline: a bare `python -c "import discord, openai, sklearn"` process, idle;
 3. starts `python -m tests.standin` (the bot's test-only entry point: `python -m bot` doing everything but the
    Discord login, reporting ready by writing DATA_DIR/heartbeat.json with connected=true) with that DATA_DIR,
@@ -97,7 +97,7 @@ def _iso(moment: datetime) -> str:
 
 
 def make_memory(rng: random.Random, facts: int, now: datetime) -> dict[str, object]:
-    """One user's memory file as the bot writes it (DESIGN.md §3), with realistic lengths."""
+    """One user's memory file as the bot writes it, with realistic lengths."""
     subject, like, place = rng.choice(SUBJECTS), rng.choice(LIKES), rng.choice(PLACES)
 
     def section(text: str) -> dict[str, str]:

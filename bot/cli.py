@@ -121,7 +121,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     _install_stop_handlers(stop)
     bot = MemoryBot(resources, force_sync=force_sync)
     # Everything imported so far (discord, openai, sklearn, pydantic) lives as long as the process: freezing it
-    # keeps full garbage collections from walking it again and again, which stalled the event loop for 100+ ms.
+    # keeps full garbage collections from walking it again and again, each of which would stall the event loop.
     gc.collect()
     gc.freeze()
     log.info(

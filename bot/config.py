@@ -23,7 +23,8 @@ IdList = Annotated[frozenset[int], NoDecode]
 
 
 class Settings(BaseSettings):
-    """All configuration, named as in DESIGN.md §3 (environment names are the field names in upper case)."""
+    """All configuration. The environment names (the field names in upper case) are a public contract: users,
+    `.env.example` and the README depend on them."""
 
     model_config = SettingsConfigDict(
         env_file=".env",

@@ -470,7 +470,7 @@ def extraction_payload(
     facts: Iterable[FactSpec] = (),
     remove: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The memory-extraction JSON (DESIGN.md §3). A given summary means shouldUpdate true.
+    """The memory-extraction JSON (the shape in docs/architecture.md). A given summary means shouldUpdate true.
 
     Facts are ``(content, category[, confidence=0.9])`` tuples, or dicts passed through untouched so tests
     can send odd or malformed facts.

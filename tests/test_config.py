@@ -1,4 +1,4 @@
-"""Settings (bot/config.py): DESIGN.md §3 defaults, parsing, one-line errors without secrets, `.env`, and docs.
+"""Settings (bot/config.py): the documented defaults, parsing, one-line errors without secrets, `.env`, and docs.
 
 Every test runs in an empty temporary folder with every setting removed from the environment, so neither the
 developer's shell nor a `.env` in the repository can change the outcome.

@@ -1,9 +1,9 @@
-"""Per-key debouncing of memory extraction (DESIGN.md §2.2).
+"""Per-key debouncing of memory extraction.
 
 One timer handle (`loop.call_at`) per key `(channel or thread id, user id)`. A new turn appends to its key's
 pending batch and re-arms that key's timer; after `quiet_seconds` without a new turn the batch is handed to the
 handler, once. A user who never pauses is bounded by `max_wait_seconds` from the batch's first turn. Keys are
-independent: steady traffic from one user never postpones another (DeerFlow's single global timer does).
+independent: steady traffic from one user never postpones another (a single global timer would).
 
 Batches of one user (from any of their keys) are handled one at a time, in the order they fired, so two
 extractions of the same memory never race. A batch waiting for its user's previous one does not hold one of the

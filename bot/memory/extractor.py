@@ -1,10 +1,10 @@
 """The LLM extractor: one Chat Completions call turns a batch of new turns into an update of the user's memory.
 
 It sends the current memory (summaries, facts with ids) and only the turns new since the last extraction, asks for
-the JSON shape of DESIGN.md §3 (with `response_format` json_object, dropped for servers that reject it), retries
-transient failures (timeouts, connection errors, 429, 5xx) with exponential backoff honouring `Retry-After`, and
-parses the answer tolerantly. It never touches the store: it returns a validated `ExtractionResult` or raises
-`ExtractionFailed`, so a bad answer cannot change memory.
+the JSON shape fixed in docs/architecture.md (with `response_format` json_object, dropped for servers that reject
+it), retries transient failures (timeouts, connection errors, 429, 5xx) with exponential backoff honouring
+`Retry-After`, and parses the answer tolerantly. It never touches the store: it returns a validated
+`ExtractionResult` or raises `ExtractionFailed`, so a bad answer cannot change memory.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Message filter: chat messages in, the turns worth remembering out (DESIGN.md §2.1).
+"""Message filter: chat messages in, the turns worth remembering out.
 
 Keeps the user's own words and the bot's final replies. Drops other bots, system messages, empty or
 attachment-only messages, and trivial acknowledgements together with the reply they got: "ok" / "thanks" and the

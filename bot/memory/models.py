@@ -1,7 +1,7 @@
 """Data shapes of the memory engine: the memory file, a fact, a conversation turn, and the extractor's answer.
 
-The memory file follows the seed's schema (`version` "1.0"). Every model allows extra fields so a file written by a
-newer or older version keeps what this version does not know about through a load/save round trip.
+The memory file keeps the original format's fields (docs/architecture.md). Every model allows extra fields so a
+file written by a newer or older version keeps what this version does not know about through a load/save round trip.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Section(_Open):
 
     @model_serializer(mode="wrap")
     def _without_empty_history(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """An empty history is not written: files keep the seed's shape until there is something to keep."""
+        """An empty history is not written: files keep the original shape until there is something to keep."""
         data = handler(self)
         if isinstance(data, dict) and not self.previous:
             data.pop("previous", None)
@@ -274,7 +274,7 @@ class NewFact(BaseModel):
 
 
 class ExtractionResult(BaseModel):
-    """The extractor LLM's JSON answer, as DESIGN.md §3 fixes it."""
+    """The extractor LLM's JSON answer, in the shape docs/architecture.md fixes."""
 
     model_config = ConfigDict(extra="ignore")
 

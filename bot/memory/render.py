@@ -1,4 +1,4 @@
-"""Memory as prompt text: a delimited block of quoted background data about the speaking user (DESIGN.md §2.6).
+"""Memory as prompt text: a delimited block of quoted background data about the speaking user.
 
 Every remembered string is JSON-quoted, with `<`, `>` and `&` escaped, so nothing a user said can close the block,
 open a fake one, or read as an instruction to the model: it is always visibly a quoted string inside data.

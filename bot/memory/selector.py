@@ -1,16 +1,14 @@
-"""TF-IDF fact selection: which of a user's facts go in front of this reply (DESIGN.md §2.5).
+"""TF-IDF fact selection: which of a user's facts go in front of this reply.
 
 `score = 0.6 * similarity(fact, last 3 turns) + 0.4 * confidence`, top `MEMORY_TOP_K`, where the similarity is
 TF-IDF with BM25 weights (see `FactIndex` for why not plain cosine).
 
-Two things the seed's version (a new `TfidfVectorizer` over facts + dialogue for every message, splitting on
-spaces) gets wrong, fixed here:
 - Speed: the index is fitted once per memory revision and cached; a reply only looks its query terms up and sums
-  a few sparse rows.
-- Language: Chinese and Japanese do not put spaces between words, so a word tokenizer sees a whole sentence as one
-  "word" and nothing ever matches. Our analyzer emits character unigrams and bigrams for CJK runs and stemmed words
-  (minus stop words) for space-separated scripts, in the same vector space, so mixed text works too. (The stop
-  words are sklearn's minus the content words in it: "Go", "system" and "computer" matter to a chat bot.)
+  a few sparse rows, instead of fitting a vectorizer per message.
+- Language: Chinese and Japanese do not put spaces between words, so a word tokenizer would see a whole sentence as
+  one "word" and nothing would ever match. The analyzer emits character unigrams and bigrams for CJK runs and
+  stemmed words (minus stop words) for space-separated scripts, in the same vector space, so mixed text works too.
+  (The stop words are sklearn's minus the content words in it: "Go", "system" and "computer" matter to a chat bot.)
 """
 
 from __future__ import annotations
@@ -157,8 +155,8 @@ class FactIndex:
     Weights are BM25's: idf times saturated term frequency, without length normalisation, because a longer fact
     holds more details, not more noise (cosine would punish it for that). Terms found in most facts get no weight.
     The similarity of a fact is the share of the query's idf mass it matches, in [0, 1], so the contract's
-    `0.6 * similarity + 0.4 * confidence` keeps its meaning. On LoCoMo-10 this lifts evidence-hit@15 from 0.64
-    (TF-IDF cosine over the same tokens as `analyze`) to 0.72; see BENCHMARKS.md.
+    `0.6 * similarity + 0.4 * confidence` keeps its meaning. BENCHMARKS.md (selection quality) compares it with
+    plain TF-IDF cosine over the same tokens.
     """
 
     facts: tuple[Fact, ...]

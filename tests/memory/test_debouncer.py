@@ -1,4 +1,4 @@
-"""Debouncer rules (DESIGN.md §2.2): one call per quiet burst, re-arming, max wait, independent keys, per-user
+"""Debouncer rules (docs/architecture.md): one call per quiet burst, re-arming, max wait, independent keys, per-user
 cancellation, flush, bounded concurrency, logged failures, close. Timing is read from the loop clock, with
 generous margins; synchronisation is by events and `wait_idle`, never by sleeping. The tests whose producer keeps
 a pace (a turn every QUIET/2) run on a virtual clock (tests/virtual_time.py): on a loaded machine a real 25 ms

@@ -1,4 +1,4 @@
-"""The message filter: which chat messages become turns for the extractor (DESIGN.md §2.1)."""
+"""The message filter: which chat messages become turns for the extractor (docs/architecture.md)."""
 
 from __future__ import annotations
 
