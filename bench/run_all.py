@@ -34,6 +34,7 @@ BENCHMARKS = (
     "retention_sweep",
     "load_lag",
     "apply_at_cap",
+    "guard_errors",
     "footprint",
 )
 

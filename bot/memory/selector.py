@@ -1,7 +1,7 @@
 """TF-IDF fact selection: which of a user's facts go in front of this reply.
 
 `score = 0.6 * similarity(fact, last 3 turns) + 0.4 * confidence`, top `MEMORY_TOP_K`, where the similarity is
-TF-IDF with BM25 weights (see `FactIndex` for why not plain cosine).
+TF-IDF with BM25 weights, scaled so the best-matching fact scores 1 (see `FactIndex` for why).
 
 - Speed: the index is fitted once per memory revision and cached; a reply only looks its query terms up and sums
   a few sparse rows, instead of fitting a vectorizer per message.
@@ -154,9 +154,12 @@ class FactIndex:
 
     Weights are BM25's: idf times saturated term frequency, without length normalisation, because a longer fact
     holds more details, not more noise (cosine would punish it for that). Terms found in most facts get no weight.
-    The similarity of a fact is the share of the query's idf mass it matches, in [0, 1], so the contract's
-    `0.6 * similarity + 0.4 * confidence` keeps its meaning. BENCHMARKS.md (selection quality) compares it with
-    plain TF-IDF cosine over the same tokens.
+    A fact's match is the weight of the query terms it holds. The similarity is that match divided by the best
+    match any fact achieves for this query, in [0, 1]: dividing by the query's whole weight instead would shrink
+    every similarity as the query grows (three chat turns hold many terms, and no single fact matches most of
+    them), until `0.4 * confidence` alone decided the ranking. Scaled to the best match, the fact the user is
+    talking about scores 1 whatever the query's length, and the contract's `0.6 * similarity + 0.4 * confidence`
+    keeps its meaning: relevance first, confidence among equals.
     """
 
     facts: tuple[Fact, ...]
@@ -182,7 +185,7 @@ class FactIndex:
         return cls(tuple(facts), dict(counter.vocabulary_), matrix_t, idf, confidence)
 
     def similarities(self, query: str) -> NDArray[np.float64]:
-        """For every fact, the share of the query's idf mass it matches, in [0, 1].
+        """For every fact, its match with the query relative to the best-matching fact's, in [0, 1].
 
         The query is looked up in the fitted vocabulary directly: sklearn's `transform` would spend most of the
         time of a selection validating input and building a one-row sparse matrix.
@@ -190,11 +193,13 @@ class FactIndex:
         if self.matrix_t is None or not query.strip():
             return np.zeros(len(self.facts))
         rows = list({self.vocabulary[term] for term in index_terms(query) if term in self.vocabulary})
-        mass = float(self.idf[rows].sum()) if rows else 0.0
-        if mass <= 0:
+        if not rows:
             return np.zeros(len(self.facts))
-        matched = np.asarray(self.matrix_t[rows].sum(axis=0)).ravel() / mass
-        result: NDArray[np.float64] = np.minimum(matched, 1.0)
+        matched = np.asarray(self.matrix_t[rows].sum(axis=0)).ravel()
+        best = float(matched.max())
+        if best <= 0:
+            return np.zeros(len(self.facts))
+        result: NDArray[np.float64] = matched / best
         return result
 
     def top(self, query: str, top_k: int) -> list[Fact]:

@@ -75,7 +75,7 @@ def test_relevance_beats_confidence_when_the_similarity_gap_is_large() -> None:
 
 def _reference_similarity(contents: list[str], query: str) -> np.ndarray:
     """The documented similarity, written out by hand: BM25 weights (k1 1.2, no length normalisation, terms in
-    most facts dropped), and a fact's score is the share of the query's idf mass it matches, clipped to 1."""
+    most facts dropped); a fact's match is the weight of the query terms it holds, divided by the best match."""
     from bot.memory.selector import index_terms
 
     docs = [index_terms(text) for text in contents]
@@ -86,12 +86,12 @@ def _reference_similarity(contents: list[str], query: str) -> np.ndarray:
             df[term] = df.get(term, 0) + 1
     idf = {t: (0.0 if d > max(0.15 * n, 10) else math.log1p((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
     query_terms = {t for t in index_terms(query) if t in idf}
-    mass = sum(idf[t] for t in query_terms)
-    scores = []
-    for terms in docs:
-        matched = sum(idf[t] * (terms.count(t) * 2.2) / (terms.count(t) + 1.2) for t in query_terms if t in terms)
-        scores.append(min(matched / mass, 1.0) if mass else 0.0)
-    return np.array(scores)
+    matches = [
+        sum(idf[t] * (terms.count(t) * 2.2) / (terms.count(t) + 1.2) for t in query_terms if t in terms)
+        for terms in docs
+    ]
+    best = max(matches, default=0.0)
+    return np.array([m / best if best else 0.0 for m in matches])
 
 
 def test_score_is_point_six_similarity_plus_point_four_confidence() -> None:
@@ -302,3 +302,22 @@ def test_forget_drops_the_cached_index() -> None:
     first = selector.index_for("1", 1, facts_of("A"))
     selector.forget("1")
     assert selector.index_for("1", 1, facts_of("A")) is not first
+
+
+def test_a_confident_off_topic_fact_no_longer_beats_the_on_topic_one_with_a_three_turn_query() -> None:
+    """Three chat turns touch many things the memory holds (coffee, yoga, Formula 1), but they are about the run:
+    the marathon fact matches the most of them. Scaled to the best match it scores 1, so the more confident
+    facts that share a word or two with the chat cannot outrank it, however long the query."""
+    on_topic = Fact(id="fact_000000ff", content="Is training for the Berlin marathon and runs 60 km a week",
+                    confidence=0.7)
+    facts = [*facts_of(*DISTRACTORS, confidence=0.95), on_topic]
+    turns = [
+        "I went for a long run this morning before breakfast, cycled back along the river and had oat milk in "
+        "my coffee",
+        "Nice! How far did you get, and how are your legs after that? Still doing yoga every morning?",
+        "About 25 km. The marathon is only six weeks away now and my knees hurt a bit; I watched Formula 1 to "
+        "recover",
+    ]
+    index = FactIndex.build(facts)
+    assert index.top(build_query(turns), top_k=1) == [on_topic]
+    assert index.similarities(build_query(turns))[-1] == pytest.approx(1.0)
