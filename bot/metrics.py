@@ -9,7 +9,8 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_llm_requests_total{purpose}: reply calls (`chat`, the SDK's one quick retry included) and extraction
   attempts (`extraction`)
 - memorybot_llm_errors_total{purpose,kind}: their failures by kind (timeout, connection, rate_limited, ...)
-- memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up) or `requeued`
+- memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up for now), `requeued` or
+  `parked` (failed too often: no longer tried)
 - memorybot_facts_stored_total: new facts saved by extractions
 - memorybot_journal_pending_turns: turns waiting in the journal for extraction
 - memorybot_memory_cache_hits_total / memorybot_memory_cache_misses_total: memory reads served from RAM / disk
@@ -139,6 +140,7 @@ class _Collector(Collector):
         extractions.add_metric(["saved"], engine.batches_saved)
         extractions.add_metric(["failed"], engine.batches_failed)
         extractions.add_metric(["requeued"], engine.batches_requeued)
+        extractions.add_metric(["parked"], engine.batches_parked)
         yield extractions
         yield CounterMetricFamily(
             "memorybot_facts_stored", "New facts saved by extractions.", value=engine.facts_stored

@@ -65,14 +65,16 @@ def privacy_statement(
         "It does not keep a transcript of your messages.",
         f"- Your recent messages to it and its replies, only until they are distilled: normally at most "
         f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait on the bot's "
-        "disk until it can, and are deleted with the rest of your memory.",
+        "disk until it can; messages it keeps failing on are dropped a day after it gives up on them. "
+        "`/memory forget` deletes them at once.",
         "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
         "fresh).",
         "",
         "**Where**",
-        "- In files on the server of whoever runs this bot (the operator).",
+        "- In files on the server of whoever runs this bot (the operator), readable only by the bot's own system "
+        "account.",
         f"- Your messages are sent to **{endpoint_name(settings)}** to write the replies and to distil the "
         "profile.",
         "",

@@ -709,6 +709,7 @@ class MemoryService:
             batches_saved=self.stats.batches_saved,
             batches_failed=self.stats.batches_failed,
             batches_requeued=self.stats.batches_requeued,
+            batches_parked=self.stats.batches_parked,
             facts_stored=self.stats.facts_added,
             turns_pending=self.journal.pending if self.journal is not None else self.debouncer.pending_turns,
             cache_hits=self.store.cache_hits,

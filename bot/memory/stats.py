@@ -23,6 +23,7 @@ class EngineSnapshot:
     batches_saved: int
     batches_failed: int
     batches_requeued: int
+    batches_parked: int
     facts_stored: int
     turns_pending: int
     cache_hits: int
