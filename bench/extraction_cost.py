@@ -114,7 +114,7 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
         client = AsyncOpenAI(base_url=srv.base_url, api_key="bench", max_retries=0)
         service = MemoryService(
             store=MemoryStore(root / "memory"),
-            extractor=MemoryExtractor(client, model="bench-model", retries=0),
+            extractor=MemoryExtractor(client, model="bench-model", max_retries=0),
             selector=FactSelector(),
             journal=None,
             pauses=PauseRegistry(root / "paused.json"),
@@ -131,7 +131,7 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
         ours_requests = srv.requests
         final = await service.store.load(USER_ID)
 
-        baseline_extractor = MemoryExtractor(client, model="bench-model", retries=0)
+        baseline_extractor = MemoryExtractor(client, model="bench-model", max_retries=0)
         so_far: list[Turn] = []
         for i, burst in enumerate(conversation):
             so_far.extend(burst)

@@ -61,8 +61,7 @@ def build_resources(settings: Settings) -> Resources:
     extractor = MemoryExtractor(
         client,
         model=settings.effective_memory_model,
-        retries=settings.memory_extraction_retries,
-        retry_base_seconds=settings.memory_retry_base_seconds,
+        max_retries=settings.memory_extraction_retries,
     )
     memory = MemoryService(
         store=MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users),

@@ -85,7 +85,6 @@ class Settings(BaseSettings):
     memory_max_concurrent_extractions: int = Field(default=4, ge=1)
     memory_cache_users: int = Field(default=256, ge=1)
     memory_extraction_retries: int = Field(default=4, ge=0)
-    memory_retry_base_seconds: float = Field(default=2.0, ge=0)
 
     # --- Operations and data rights ---
     memory_retention_days: int = Field(default=365, ge=0)

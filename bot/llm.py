@@ -14,8 +14,8 @@ log = logging.getLogger(__name__)
 def build_client(settings: Settings) -> AsyncOpenAI:
     """Built once in `main()` and shared: one connection pool for replies and extraction.
 
-    The SDK's own retries are off for extraction (the extractor retries with its own backoff and logging) but a
-    single quick retry is useful for replies, so the chat path passes `max_retries` per call.
+    The client itself does not retry: each caller sets its own `max_retries` (`with_options`): the extractor a
+    few (`MEMORY_EXTRACTION_RETRIES`; a batch can wait), the chat path one quick retry (a person is waiting).
     """
     return AsyncOpenAI(
         api_key=settings.api_key_value(),

@@ -678,7 +678,6 @@ def make_settings(server: ChatServer, data_dir: Path, **overrides: Any) -> Setti
         "data_dir": data_dir,
         "memory_debounce_seconds": 0.05,
         "memory_max_wait_seconds": 5.0,
-        "memory_retry_base_seconds": 0.0,
         "memory_extraction_retries": 1,
         "rate_limit_messages": 0,
         "llm_timeout_seconds": 10.0,

@@ -374,7 +374,6 @@ def test_secrets_never_appear_in_any_output_under_debug(
             LOG_LEVEL="DEBUG",
             MEMORY_MAX_CONCURRENT_EXTRACTIONS="1",  # Alice's batch first, then Bob's: each meets its answer
             MEMORY_EXTRACTION_RETRIES="1",
-            MEMORY_RETRY_BASE_SECONDS="0",
         )
         bot = spawn(data_dir, env)
         bot.wait_ready()

@@ -2,23 +2,20 @@
 
 It sends the current memory (summaries, facts with ids) and only the turns new since the last extraction, asks for
 the JSON shape fixed in docs/architecture.md (with `response_format` json_object, dropped for servers that reject
-it), retries transient failures (timeouts, connection errors, 429, 5xx) with exponential backoff honouring
-`Retry-After`, and parses the answer tolerantly. It never touches the store: it returns a validated
-`ExtractionResult` or raises `ExtractionFailed`, so a bad answer cannot change memory.
+it), and parses the answer tolerantly. Transient failures of the one call (timeouts, connection errors,
+408/409/429, 5xx) are retried by the OpenAI SDK itself (`max_retries`: jittered exponential backoff, honouring
+`Retry-After` up to a minute); what still fails is reported as transient, and the engine decides whether the batch
+is tried again later. It never touches the store: it returns a validated `ExtractionResult` or raises
+`ExtractionFailed`, so a bad answer cannot change memory.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import email.utils
 import json
 import logging
-import math
-import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import openai
 from openai import AsyncOpenAI
@@ -30,7 +27,7 @@ from bot.memory.stats import CallCounts
 
 log = logging.getLogger(__name__)
 
-MAX_RETRY_AFTER_SECONDS = 60.0
+MAX_RETRY_AFTER_SECONDS = 60.0  # the SDK waits this long at most for a Retry-After
 
 EXTRACTION_SYSTEM_PROMPT = """\
 You maintain the long-term memory a friendly chat bot keeps about ONE user, so it never has to ask them the same \
@@ -134,34 +131,12 @@ def build_messages(
 
 
 def _is_transient(error: Exception) -> bool:
+    """Could a later attempt succeed? (The SDK has already retried these as often as it was allowed to.)"""
     if isinstance(error, openai.APITimeoutError | openai.APIConnectionError | openai.RateLimitError):
         return True
     if isinstance(error, openai.APIStatusError):
         return error.status_code in {408, 409, 425, 429} or error.status_code >= 500
     return False
-
-
-def _retry_after(error: Exception) -> float | None:
-    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date),
-    capped; None when it did not say."""
-    if not isinstance(error, openai.APIStatusError):
-        return None
-    headers = error.response.headers
-    seconds: float | None = None
-    with contextlib.suppress(ValueError):
-        if (millis := headers.get("retry-after-ms")) is not None:
-            seconds = float(millis) / 1000
-        elif (value := headers.get("retry-after")) is not None:
-            try:
-                seconds = float(value)
-            except ValueError:
-                when = email.utils.parsedate_to_datetime(value)
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=UTC)
-                seconds = (when - datetime.now(UTC)).total_seconds()
-    if seconds is None or math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 
 def _count(value: object) -> int:
@@ -196,31 +171,23 @@ class MemoryExtractor:
         client: AsyncOpenAI,
         *,
         model: str,
-        retries: int = 4,
-        retry_base_seconds: float = 2.0,
+        max_retries: int = 4,
         max_answer_tokens: int = 2000,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         # `client.chat` imports all of `openai.resources` (hundreds of modules) on first access: do it here, at
         # start-up, not inside the event loop on the first extraction, where it blocks every user for up to a second.
-        self._completions = client.chat.completions
+        self._completions = client.with_options(max_retries=max_retries).chat.completions
         self.model = model
-        self.retries = retries
-        self.retry_base_seconds = retry_base_seconds
+        self.max_retries = max_retries
         self.max_answer_tokens = max_answer_tokens
-        self._sleep = sleep
         self._json_mode = True
         self.usage = TokenUsage()
         self.calls = CallCounts()
 
     def longest_attempts_seconds(self, attempt_timeout: float) -> float:
-        """The longest one `extract` call can take: every attempt timing out, the longest wait between them."""
-        longest_jitter = 1.25
-        waits = sum(
-            max(MAX_RETRY_AFTER_SECONDS, self.retry_base_seconds * 2.0**attempt * longest_jitter)
-            for attempt in range(self.retries)
-        )
-        return (self.retries + 1) * attempt_timeout + waits
+        """The longest one `extract` call can take: every attempt timing out, the longest wait between them (the
+        SDK honours a server's Retry-After up to `MAX_RETRY_AFTER_SECONDS`; its own backoff is shorter)."""
+        return (self.max_retries + 1) * attempt_timeout + self.max_retries * MAX_RETRY_AFTER_SECONDS
 
     async def extract(
         self,
@@ -231,34 +198,20 @@ class MemoryExtractor:
         now: datetime,
         label: str = "",
     ) -> Extraction:
-        """Ask the model how `turns` change `memory`; retry transient failures; raise `ExtractionFailed`."""
+        """Ask the model how `turns` change `memory`; raise `ExtractionFailed` (after the SDK's retries)."""
         messages = build_messages(memory, turns, user_id=user_id, today=now)
-        attempt = 0
-        while True:
-            self.calls.requests += 1
-            try:
-                return await self._call_once(messages, label)
-            except ExtractionParseError as error:
-                self.calls.errors[type(error).__name__] += 1
-                log.warning("extraction %s: unusable answer (%s); memory unchanged", label, error)
-                raise ExtractionFailed(f"unusable answer: {error}", transient=False) from None
-            except openai.OpenAIError as error:
-                self.calls.errors[type(error).__name__] += 1
-                if not _is_transient(error):
-                    raise ExtractionFailed(f"{type(error).__name__}", transient=False) from None
-                if attempt >= self.retries:
-                    raise ExtractionFailed(
-                        f"{type(error).__name__} after {attempt + 1} attempts", transient=True
-                    ) from None
-                delay = _retry_after(error)
-                if delay is None:
-                    delay = self.retry_base_seconds * (2**attempt) * (0.75 + random.random() / 2)
-                attempt += 1
-                log.warning(
-                    "extraction %s: %s, retry %d/%d in %.1fs",
-                    label, type(error).__name__, attempt, self.retries, delay,
-                )
-                await self._sleep(delay)
+        self.calls.requests += 1
+        try:
+            return await self._call_once(messages, label)
+        except ExtractionParseError as error:
+            self.calls.errors[type(error).__name__] += 1
+            log.warning("extraction %s: unusable answer (%s); memory unchanged", label, error)
+            raise ExtractionFailed(f"unusable answer: {error}", transient=False) from None
+        except openai.OpenAIError as error:
+            self.calls.errors[type(error).__name__] += 1
+            transient = _is_transient(error)
+            attempts = f" after {self.max_retries + 1} attempts" if transient else ""
+            raise ExtractionFailed(f"{type(error).__name__}{attempts}", transient=transient) from None
 
     async def _call_once(self, messages: list[ChatCompletionMessageParam], label: str) -> Extraction:
         try:

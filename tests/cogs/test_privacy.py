@@ -59,7 +59,7 @@ async def test_the_server_switches_show_where_it_is_asked(scene: Scene) -> None:
 
 async def test_the_pending_bound_grows_with_the_settings_that_make_turns_wait(make_harness: MakeHarness) -> None:
     defaults = {"memory_max_wait_seconds": 300, "memory_debounce_seconds": 30, "llm_timeout_seconds": 60,
-                "memory_extraction_retries": 4, "memory_retry_base_seconds": 2}
+                "memory_extraction_retries": 4}
     base = await make_harness(**defaults)
     longer_wait = await make_harness(**{**defaults, "memory_max_wait_seconds": 900})
     bound = base.memory.longest_pending_seconds(60)

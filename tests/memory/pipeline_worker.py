@@ -35,7 +35,7 @@ async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
     client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10)
     service = MemoryService(
         store=MemoryStore(data_dir / "memory"),
-        extractor=MemoryExtractor(client, model="test-model", retries=2, retry_base_seconds=0.01),
+        extractor=MemoryExtractor(client, model="test-model", max_retries=2),
         selector=FactSelector(),
         journal=Journal(data_dir / "pending.jsonl"),
         pauses=PauseRegistry(data_dir / "paused.json"),

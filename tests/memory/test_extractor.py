@@ -1,7 +1,7 @@
 """The extractor against a real Chat Completions server through the real `openai` client: request contents, JSON
-mode and its fallback, retries with backoff and Retry-After, timeouts, dropped connections, permanent errors, and
-answers that are junk, truncated, huge or of the wrong shape (a clean `ExtractionFailed` or a valid result, never
-any other exception)."""
+mode and its fallback, the SDK's retries with backoff and Retry-After, timeouts, dropped connections, permanent
+errors, and answers that are junk, truncated, huge or of the wrong shape (a clean `ExtractionFailed` or a valid
+result, never any other exception)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 import pytest
 from openai import AsyncOpenAI
 
@@ -33,7 +34,7 @@ from tests.llm_server import (
     stall,
     truncated,
 )
-from tests.memory.test_service import Sleeps
+from tests.memory.test_service import Attempts
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 USER = 111
@@ -60,25 +61,35 @@ def payload_of(request: RecordedRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def client(chat_server: ChatServer) -> AsyncIterator[AsyncOpenAI]:
-    client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0, timeout=5)
+def attempts() -> Attempts:
+    return Attempts()
+
+
+def client_for(base_url: str, attempts: Attempts, *, timeout: float = 5) -> AsyncOpenAI:
+    """The real client; its HTTP attempts (the SDK's retries included) are recorded in `attempts`."""
+    http = httpx.AsyncClient(event_hooks={"request": [attempts]}, timeout=timeout)
+    return AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=timeout, http_client=http)
+
+
+@pytest.fixture
+async def client(chat_server: ChatServer, attempts: Attempts) -> AsyncIterator[AsyncOpenAI]:
+    client = client_for(chat_server.base_url, attempts)
     yield client
     await client.close()
 
 
 @pytest.fixture
-def sleeps() -> Sleeps:
-    return Sleeps()
-
-
-@pytest.fixture
-def make_extractor(client: AsyncOpenAI, sleeps: Sleeps) -> Callable[..., MemoryExtractor]:
+def make_extractor(client: AsyncOpenAI) -> Callable[..., MemoryExtractor]:
     def make(**kwargs: Any) -> MemoryExtractor:
-        kwargs.setdefault("retries", 3)
-        kwargs.setdefault("retry_base_seconds", 1.0)
-        return MemoryExtractor(kwargs.pop("client", client), model="memory-model", sleep=sleeps, **kwargs)
+        kwargs.setdefault("max_retries", 3)
+        return MemoryExtractor(kwargs.pop("client", client), model="memory-model", **kwargs)
 
     return make
+
+
+def retry_counts(server: ChatServer) -> list[str]:
+    """The SDK's `x-stainless-retry-count` header of each request: proof the SDK, not our code, retried."""
+    return [request["headers"].get("x-stainless-retry-count", "?") for request in server.requests]
 
 
 async def extract(
@@ -171,7 +182,7 @@ async def test_a_server_rejecting_response_format_gets_a_fallback_and_it_is_reme
 
 
 async def test_a_400_about_something_else_fails_permanently_and_keeps_json_mode(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
     chat_server.enqueue(error(400, message="context length exceeded"), error(400, message="context length exceeded"))
     extractor = make_extractor()
@@ -179,13 +190,13 @@ async def test_a_400_about_something_else_fails_permanently_and_keeps_json_mode(
         await extract(extractor)
     assert failed.value.transient is False
     assert len(chat_server.requests) == 2  # with and without response_format, then no retry
-    assert sleeps.delays == []
+    assert attempts.count == 2
     await extract(extractor)  # the endpoint does support JSON mode: still used
     assert chat_server.requests[2]["body"]["response_format"] == {"type": "json_object"}
 
 
 async def test_a_400_with_json_mode_off_fails_at_once_without_retry(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
     chat_server.enqueue(reject_response_format_then())
     extractor = make_extractor()
@@ -196,105 +207,98 @@ async def test_a_400_with_json_mode_off_fails_at_once_without_retry(
         await extract(extractor)
     assert failed.value.transient is False
     assert len(chat_server.requests) == 1
-    assert sleeps.delays == []
+    assert attempts.count == 3  # the two calls that turned JSON mode off, and this one
 
 
 @pytest.mark.parametrize("status", [401, 403, 404, 422])
 async def test_other_client_errors_are_permanent(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps, status: int
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts, status: int
 ) -> None:
     chat_server.enqueue(error(status), error(status))
     with pytest.raises(ExtractionFailed) as failed:
         await extract(make_extractor())
     assert failed.value.transient is False
-    assert sleeps.delays == []
+    assert attempts.count == 1
 
 
 # --- transient failures -----------------------------------------------------------------------------------
 
 
-async def test_server_errors_are_retried_with_exponential_backoff(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+async def test_server_errors_are_retried_by_the_sdk_with_exponential_backoff(
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
     chat_server.enqueue(error(500), error(502), error(503), extraction(facts=[("Likes tea", "preference")]))
-    result = await extract(make_extractor(retries=3, retry_base_seconds=1.0))
+    result = await extract(make_extractor(max_retries=3))
     assert [f.content for f in result.result.newFacts] == ["Likes tea"]
-    assert len(chat_server.requests) == 4
-    assert len(sleeps.delays) == 3
-    for attempt, delay in enumerate(sleeps.delays):  # base * 2**attempt, with +-25 % jitter
-        assert 0.75 * 2**attempt <= delay <= 1.25 * 2**attempt
-    assert sleeps.delays == sorted(sleeps.delays)
+    assert retry_counts(chat_server) == ["0", "1", "2", "3"]
+    gaps = attempts.gaps()  # 0.5 s doubling, minus up to 25 % jitter
+    assert len(gaps) == 3
+    assert all(gap >= 0.375 * 2**n for n, gap in enumerate(gaps)), gaps
 
 
 async def test_429_honours_retry_after(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
-    chat_server.enqueue(error(429, retry_after=3), extraction())
-    await extract(make_extractor(retry_base_seconds=10.0))
-    assert sleeps.delays == [3.0]
+    chat_server.enqueue(error(429, retry_after=1.2), extraction())
+    await extract(make_extractor())
+    assert retry_counts(chat_server) == ["0", "1"]
+    assert attempts.gaps()[0] >= 1.2  # the server's word, not the SDK's own 0.5 s
 
 
-async def test_retry_after_ms_and_a_capped_retry_after(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+async def test_retry_after_ms_is_honoured(
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
-    chat_server.enqueue(
-        error(429, headers={"retry-after-ms": "1500"}),
-        error(503, retry_after=86400),
-        error(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),  # a date in the past
-        extraction(),
-    )
-    await extract(make_extractor(retry_base_seconds=10.0))
-    assert sleeps.delays == [1.5, 60.0, 0.0]
+    chat_server.enqueue(error(503, headers={"retry-after-ms": "1500"}), extraction())
+    await extract(make_extractor())
+    assert attempts.gaps()[0] >= 1.5
 
 
 async def test_retries_run_out_with_a_transient_failure(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
     chat_server.enqueue(*[error(500)] * 3)
     with pytest.raises(ExtractionFailed) as failed:
-        await extract(make_extractor(retries=2))
+        await extract(make_extractor(max_retries=2))
     assert failed.value.transient is True
-    assert len(chat_server.requests) == 3
-    assert len(sleeps.delays) == 2
+    assert "after 3 attempts" in failed.value.reason
+    assert retry_counts(chat_server) == ["0", "1", "2"]
 
 
 async def test_a_stall_past_the_client_timeout_is_retried_then_fails_transiently(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
-    client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0, timeout=0.2)
+    client = client_for(chat_server.base_url, attempts, timeout=0.2)
     try:
         chat_server.enqueue(*[stall(30)] * 3)
         with pytest.raises(ExtractionFailed) as failed:
-            await extract(make_extractor(client=client, retries=2))
+            await extract(make_extractor(client=client, max_retries=2))
     finally:
         await client.close()
     assert failed.value.transient is True
     assert "APITimeoutError" in failed.value.reason
-    assert len(chat_server.requests) == 3
-    assert len(sleeps.delays) == 2
+    assert len(chat_server.requests) == 3 and attempts.count == 3
 
 
 async def test_a_stall_then_an_answer_succeeds(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
-    client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0, timeout=0.2)
+    client = client_for(chat_server.base_url, attempts, timeout=0.2)
     try:
         chat_server.enqueue(stall(30), extraction(facts=[("Likes tea", "preference")]))
         result = await extract(make_extractor(client=client))
     finally:
         await client.close()
     assert [f.content for f in result.result.newFacts] == ["Likes tea"]
-    assert len(sleeps.delays) == 1
+    assert attempts.count == 2
 
 
 async def test_a_dropped_connection_is_retried(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts
 ) -> None:
     chat_server.enqueue(drop(), extraction(facts=[("Likes tea", "preference")]))
     result = await extract(make_extractor())
     assert [f.content for f in result.result.newFacts] == ["Likes tea"]
-    assert len(chat_server.requests) == 2
-    assert len(sleeps.delays) == 1
+    assert len(chat_server.requests) == 2 and attempts.count == 2
 
 
 # --- bad answers ------------------------------------------------------------------------------------------
@@ -345,7 +349,7 @@ BAD_ANSWERS: dict[str, Response] = {
 
 @pytest.mark.parametrize("answer", BAD_ANSWERS.values(), ids=BAD_ANSWERS.keys())
 async def test_a_bad_answer_fails_cleanly_or_gives_a_valid_result(
-    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], sleeps: Sleeps, answer: Response
+    chat_server: ChatServer, make_extractor: Callable[..., MemoryExtractor], attempts: Attempts, answer: Response
 ) -> None:
     chat_server.enqueue(answer)
     try:
@@ -353,7 +357,7 @@ async def test_a_bad_answer_fails_cleanly_or_gives_a_valid_result(
     except ExtractionFailed as failed:
         assert failed.transient is False
         assert len(chat_server.requests) == 1  # a bad answer is not retried
-        assert sleeps.delays == []
+        assert attempts.count == 1
     else:
         for fact in result.result.newFacts:
             assert isinstance(fact.confidence, float)

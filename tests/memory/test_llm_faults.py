@@ -33,7 +33,7 @@ from tests.llm_server import (
     stall,
     truncated,
 )
-from tests.memory.test_service import ALICE, CHANNEL, Engine, Sleeps, make_engine, turn
+from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
 
 Outcome = Literal["applied", "ignored", "failed"]
 RETRIES = 2
@@ -55,9 +55,9 @@ class Fault:
     kind: str  # the summary's bucket
     script: tuple[Response, ...] = ()  # the answers, in order; then the server's default (SUCCESS)
     outcome: Outcome = "applied"
-    transient: bool = False  # retried with backoff (until the retries run out)
+    transient: bool = False  # retried by the SDK with backoff (until the retries run out)
     refused: int = 0  # connection refused: attempts made while nothing listens (-1: it never comes back)
-    delays: tuple[float, ...] | None = None  # exact backoff delays expected, when the server dictates them
+    waits: tuple[float, ...] | None = None  # least gaps between attempts, when the server dictates them
     check: Callable[[MemoryFile], None] | None = field(default=None, compare=False)
 
 
@@ -76,15 +76,15 @@ def _baseline_kept(memory: MemoryFile) -> None:
 FAULTS: dict[str, Fault] = {
     # transient, then success
     "500 twice": Fault("HTTP 500", (error(500), error(500))),
-    "502 then 503": Fault("HTTP 5xx", (error(502), error(503, retry_after=1))),
-    "429 with Retry-After": Fault("HTTP 429 + Retry-After", (error(429, retry_after=3),), delays=(3.0,)),
+    "502 then 503": Fault("HTTP 5xx", (error(502), error(503, retry_after=0.2))),
+    "429 with Retry-After": Fault("HTTP 429 + Retry-After", (error(429, retry_after=1.5),), waits=(1.5,)),
     "stall past the timeout": Fault("stall past client timeout", (stall(30),)),
     "dropped connection": Fault("dropped connection", (drop(),)),
     "connection refused, then back": Fault("connection refused", refused=1),
     # transient past the extractor's retries: the batch is re-queued after another quiet period, then applied
     "500 past the retries": Fault("HTTP 500", (error(500),) * (RETRIES + 1), transient=True),
     "429 past the retries": Fault(
-        "HTTP 429 + Retry-After", (error(429, retry_after=1),) * (RETRIES + 1), transient=True
+        "HTTP 429 + Retry-After", (error(429, retry_after=0.2),) * (RETRIES + 1), transient=True
     ),
     "stall past the retries": Fault("stall past client timeout", (stall(30),) * (RETRIES + 1), transient=True),
     # transient for good: re-queued a bounded number of times, then given up with one ERROR, still journaled
@@ -145,7 +145,7 @@ async def test_llm_fault(
 ) -> None:
     chat_server.default = SUCCESS
     chat_server.enqueue(*fault.script)
-    sleeps = Sleeps()
+    attempts = Attempts()
     target = chat_server
     refused_server: ChatServer | None = None
     if fault.refused:
@@ -154,21 +154,17 @@ async def test_llm_fault(
         refused_server.stop()  # the port is closed: connections are refused
         target = refused_server
         if fault.refused > 0:
-            comeback = sleeps
 
-            class Restart(Sleeps):
-                async def __call__(self, seconds: float) -> None:
-                    await comeback(seconds)
-                    if len(comeback.delays) == fault.refused:
-                        assert refused_server is not None
-                        await asyncio.to_thread(refused_server.start)  # back on the same port
+            async def back_after_refusals(attempt: int) -> None:
+                if attempt == fault.refused + 1:  # this attempt finds the server back on the same port
+                    assert refused_server is not None
+                    await asyncio.to_thread(refused_server.start)
 
-            sleeps = Restart()
-            sleeps.delays = comeback.delays
+            attempts.before_attempt = back_after_refusals
 
     stalls = any(isinstance(response, Stall) for response in fault.script)
     timeout = TIMEOUT if stalls else ANSWER_TIMEOUT
-    engine = make_engine(tmp_path, target.base_url, timeout=timeout, retries=RETRIES, sleeps=sleeps)
+    engine = make_engine(tmp_path, target.base_url, timeout=timeout, retries=RETRIES, attempts=attempts)
     engine.service.start()
     try:
         await engine.store.save(ALICE, BASELINE)
@@ -183,9 +179,8 @@ async def test_llm_fault(
             refused_server.stop()
 
     rounds = 1 + sum("trying again later" in record.getMessage() for record in caplog.records)  # re-queued rounds
-    attempts = len(sleeps.delays) + rounds  # each round: one try plus one per backoff sleep
     if fault.refused:
-        INJECTED[fault.kind] += attempts - len(target.requests)  # attempts that found nothing listening
+        INJECTED[fault.kind] += attempts.count - len(target.requests)  # attempts that found nothing listening
     else:
         INJECTED[fault.kind] += len(fault.script) - chat_server.queued  # scripted faults actually served
     CASES_RUN[fault.outcome] += 1
@@ -196,9 +191,10 @@ async def test_llm_fault(
         assert len(errors) == 1, [record.getMessage() for record in errors]
         assert engine.file(ALICE).read_bytes() == before
         assert engine.journaled() == texts
-        # bounded, never retried forever: a transient fault gets the extractor's retries in each of a few rounds
+        # bounded, never retried forever: a transient fault gets the SDK's retries in each of a few rounds
         assert rounds == (MAX_REQUEUES + 1 if fault.transient else 1)
-        assert attempts == rounds * (RETRIES + 1 if fault.transient else 1)
+        # (a permanent fault is one call; a 400 in JSON mode is asked once more without it)
+        assert attempts.count == (rounds * (RETRIES + 1) if fault.transient else len(fault.script))
     else:
         assert errors == []
         assert engine.journaled() == []
@@ -208,7 +204,9 @@ async def test_llm_fault(
             assert contents == ["Likes tea", NEW_FACT]
         else:
             assert contents == ["Likes tea"]
-    if fault.delays is not None:
-        assert tuple(sleeps.delays) == fault.delays
+    if fault.waits is not None:  # the SDK honoured the server's Retry-After
+        gaps = attempts.gaps()
+        assert len(gaps) == len(fault.waits)
+        assert all(gap >= wait for gap, wait in zip(gaps, fault.waits, strict=True)), gaps
     if fault.check is not None:
         fault.check(memory)

@@ -110,7 +110,7 @@ async def service(tmp_path: Path, chat_server: ChatServer) -> MemoryService:
     client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0, timeout=10)
     return MemoryService(
         store=MemoryStore(tmp_path / "memory"),
-        extractor=MemoryExtractor(client, model="test-model", retries=0),
+        extractor=MemoryExtractor(client, model="test-model", max_retries=0),
         selector=FactSelector(),
         journal=Journal(tmp_path / "pending.jsonl"),
         pauses=PauseRegistry(tmp_path / "paused.json"),

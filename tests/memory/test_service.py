@@ -11,12 +11,14 @@ import json
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx
 import pytest
 from openai import AsyncOpenAI
 
@@ -76,15 +78,26 @@ def echo_facts(body: dict[str, Any]) -> Response:
     return json_reply(extraction_payload(facts=facts))
 
 
-class Sleeps:
-    """A fast `sleep` for the extractor's backoff: records each delay instead of waiting."""
+class Attempts:
+    """Every HTTP attempt the extractor's client makes (the SDK's own retries included), with its time: an httpx
+    request hook, called before the connection is made, so refused connections count too. `before_attempt` runs
+    first (a test can bring a server back on the n-th attempt)."""
 
     def __init__(self) -> None:
-        self.delays: list[float] = []
+        self.times: list[float] = []
+        self.before_attempt: Callable[[int], Awaitable[None]] | None = None
 
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        await asyncio.sleep(0)
+    async def __call__(self, request: httpx.Request) -> None:
+        self.times.append(time.monotonic())
+        if self.before_attempt is not None:
+            await self.before_attempt(len(self.times))
+
+    @property
+    def count(self) -> int:
+        return len(self.times)
+
+    def gaps(self) -> list[float]:
+        return [b - a for a, b in zip(self.times, self.times[1:], strict=False)]
 
 
 @dataclass(frozen=True)
@@ -108,7 +121,7 @@ class Engine:
     service: MemoryService
     client: AsyncOpenAI
     data: Path
-    sleeps: Sleeps = field(default_factory=Sleeps)
+    attempts: Attempts = field(default_factory=Attempts)
 
     @property
     def store(self) -> MemoryStore:
@@ -151,12 +164,14 @@ def make_engine(
     max_concurrent: int = 4,
     durable: bool = True,
     journal_durable: bool | None = None,
-    sleeps: Sleeps | None = None,
+    attempts: Attempts | None = None,
 ) -> Engine:
-    """A MemoryService over real parts in `data`, its extractor talking to `base_url` (backoff via `sleeps`)."""
-    client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=timeout)
-    sleeps = sleeps or Sleeps()
-    extractor = MemoryExtractor(client, model="memory-model", retries=retries, retry_base_seconds=0.5, sleep=sleeps)
+    """A MemoryService over real parts in `data`, its extractor talking to `base_url` with the SDK's retries
+    (every attempt recorded in `attempts`)."""
+    attempts = attempts or Attempts()
+    http = httpx.AsyncClient(event_hooks={"request": [attempts]}, timeout=timeout)
+    client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=timeout, http_client=http)
+    extractor = MemoryExtractor(client, model="memory-model", max_retries=retries)
     service = MemoryService(
         store=MemoryStore(data / "memory", writer=writer or AtomicWriter(durable=durable)),
         extractor=extractor,
@@ -167,7 +182,7 @@ def make_engine(
             debounce_seconds=debounce, max_wait_seconds=max_wait, max_concurrent_extractions=max_concurrent
         ),
     )
-    return Engine(service, client, data, sleeps)
+    return Engine(service, client, data, attempts)
 
 
 @pytest.fixture
@@ -298,8 +313,8 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
         await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
         await engine.settle()
     rounds = MAX_REQUEUES + 1  # re-queued after a quiet period a few times, then given up
-    assert len(chat_server.requests) == 3 * rounds  # each round: the first try and two retries
-    assert len(engine.sleeps.delays) == 2 * rounds
+    assert len(chat_server.requests) == 3 * rounds  # each round: the first try and the SDK's two retries
+    assert engine.attempts.count == 3 * rounds
     requeued = [r for r in caplog.records if "trying again later" in r.getMessage()]
     assert len(requeued) == MAX_REQUEUES and all(r.levelno == logging.WARNING for r in requeued)
     assert engine.file(ALICE).read_bytes() == before
