@@ -6,8 +6,8 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 
 - memorybot_replies_total{outcome}: replies sent (`sent`) or lost to Discord errors (`send_failed`)
 - memorybot_reply_latency_seconds: from taking a message to the reply being sent (histogram)
-- memorybot_llm_requests_total{purpose}: reply calls (`chat`, the SDK's one quick retry included) and extraction
-  attempts (`extraction`)
+- memorybot_llm_requests_total{purpose}: reply calls (`chat`) and extraction calls (`extraction`); the SDK's
+  retries happen inside one call
 - memorybot_llm_errors_total{purpose,kind}: their failures by kind (timeout, connection, rate_limited, ...)
 - memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up for now), `requeued` or
   `parked` (failed too often: no longer tried)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class CallCounts:
-    """LLM requests made by the extractor (each attempt counts) and their errors by exception class name."""
+    """Extraction calls (the SDK's retries happen inside one) and their errors by exception class name."""
 
     requests: int = 0
     errors: Counter[str] = field(default_factory=Counter)

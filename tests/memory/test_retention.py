@@ -44,7 +44,7 @@ def make_service(data: Path, base_url: str, clock: Clock, *, days: int = 365) ->
     writer = AtomicWriter(durable=False)
     return MemoryService(
         store=MemoryStore(data / "memory", writer=writer),
-        extractor=MemoryExtractor(client, model="memory-model", retries=0),
+        extractor=MemoryExtractor(client, model="memory-model", max_retries=0),
         selector=FactSelector(),
         journal=Journal(data / JOURNAL_NAME, durable=False),
         pauses=PauseRegistry(data / "paused.json", writer=writer),
