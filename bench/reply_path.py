@@ -37,7 +37,7 @@ from bench.common import (
     time_ns,
 )
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.models import Fact, MemoryFile, Section
+from bot.memory.models import Fact, MemoryFile, Place, Section
 from bot.memory.pauses import PauseRegistry
 from bot.memory.render import render_memory
 from bot.memory.selector import FactSelector
@@ -89,7 +89,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         cycle = itertools.cycle(windows)
 
         async def ours() -> str:
-            return await service.memory_prompt(USER_ID, next(cycle), user_label="Ana")
+            return await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm())
 
         sample = await ours()  # fits the index for this revision
         total = await time_async_ns(ours, reps=reps, warmup=20)

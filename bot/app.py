@@ -52,6 +52,7 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         duplicate_similarity=settings.memory_duplicate_similarity,
         token_budget=settings.memory_token_budget,
         retention_days=settings.memory_retention_days,
+        scope=settings.memory_scope,
     )
 
 

@@ -85,6 +85,7 @@ class Settings(BaseSettings):
     memory_max_concurrent_extractions: int = Field(default=4, ge=1)
     memory_cache_users: int = Field(default=256, ge=1)
     memory_extraction_retries: int = Field(default=4, ge=0)
+    memory_scope: Literal["place", "user"] = "place"
 
     # --- Operations and data rights ---
     memory_retention_days: int = Field(default=365, ge=0)
@@ -122,6 +123,11 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("memory_scope", mode="before")
+    @classmethod
+    def _lower_scope(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator(
         "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",

@@ -27,7 +27,7 @@ from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.config import Settings
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
 from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, IncomingMessage
+from bot.memory.models import ConversationKey, IncomingMessage, Place
 from bot.memory.render import memory_as_text
 from bot.memory.service import FlushReport
 
@@ -118,7 +118,7 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
-    key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id)
+    key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id, Place.dm())  # private, like a DM
     history: list[HistoryEntry] = []
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
@@ -151,7 +151,10 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             print(f"(unknown command {text}; /help lists them)", flush=True)
             continue
         current = HistoryEntry(user_id, name, text)
-        block = (await memory.memory_prompt(user_id, recent_texts(history, current), user_label=name)).text
+        prompt = await memory.memory_prompt(
+            user_id, recent_texts(history, current), user_label=name, place=key.place
+        )
+        block = prompt.text
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
         past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:

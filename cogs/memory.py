@@ -1,4 +1,6 @@
-"""`/memory show | forget | export | pause | resume`: each user sees and controls their own memory, privately.
+"""`/memory show | remember | edit | share | unshare | forget | export | ...`: each user sees and controls their own
+memory, privately. `show` names the place each item was learned in and marks what the place it was asked in cannot
+use; `remember` stores a fact in the place where it is typed (or everywhere).
 
 Every response is ephemeral (only the caller sees it) and only ever reads or changes the caller's own memory:
 no command takes a user id. Slow work is deferred first so the 3-second interaction deadline is never missed.
@@ -9,6 +11,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +20,11 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.interactions import SafeView
-from bot.memory.models import SECTION_NAMES, Fact, MemoryFile
+from bot.memory.models import DM_PLACE, SECTION_NAMES, Fact, MemoryFile
 from bot.memory.modes import MAX_MODE_MINUTES
 from bot.memory.render import SECTION_LABELS
 from bot.memory.service import MAX_FORGET_MINUTES, MAX_USER_FACT_CHARS, InvalidRequest, Modes, RecalledItem
+from cogs.places import place_name, place_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -39,28 +43,77 @@ EMBED_TOTAL_LIMIT = 6000
 AUTOCOMPLETE_LIMIT = 25
 EMBED_COLOUR = discord.Colour.blurple()
 _POINTER_RESERVE = 120  # room for the description that points at the attached file
+EMBED_FIELDS_MAX = 25
+EMBED_FIELD_NAME_LIMIT = 256
 EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
+NOT_HERE = "not used here"
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceLabels:
+    """How `/memory show` names places, and which items the place it was asked in may use."""
+
+    here: str
+    name: Callable[[str], str]
+    fact_usable: Callable[[Fact], bool]
+    summaries_usable: Callable[[str], bool]
+
+    def fact_where(self, fact: Fact) -> str:
+        where = "shared everywhere" if fact.shared else self.name(fact.place)
+        return where if self.fact_usable(fact) else f"{where}, {NOT_HERE}"
+
+    def summary_where(self, place: str) -> str:
+        where = self.name(place)
+        return where if self.summaries_usable(place) else f"{where}, {NOT_HERE}"
+
+    def hidden(self, memory: MemoryFile) -> int:
+        """How many facts and places' summaries the place asked in does not use."""
+        learned_in = [place for place in memory.summary_places() if not memory.place_memory(place).is_empty()]
+        return sum(not self.fact_usable(fact) for fact in memory.facts) + sum(
+            not self.summaries_usable(place) for place in learned_in
+        )
+
+
+IN_DMS = PlaceLabels(
+    here="DMs",
+    name=lambda key: "DMs" if key == DM_PLACE else key,
+    fact_usable=lambda fact: True,
+    summaries_usable=lambda key: True,
+)
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def fact_line(fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False) -> str:
+def fact_line(
+    fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False, where: str = ""
+) -> str:
     note = "yours" if user_owned else f"{category}, {confidence:.0%}"
-    return f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{note}*"
+    line = f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{note}*"
+    return f"{line} · {discord.utils.escape_markdown(where)}" if where else line
 
 
-def memory_as_markdown(memory: MemoryFile) -> str:
+def _summaries(memory: MemoryFile, labels: PlaceLabels) -> list[tuple[str, str]]:
+    """(heading, text) of every non-empty summary of every place, each heading naming its place."""
+    found = []
+    for place in memory.summary_places():
+        for name, section in memory.sections_of(place):
+            if section.summary:
+                heading = f"{SECTION_LABELS[name]} · {labels.summary_where(place)}"
+                found.append((_clip(heading, EMBED_FIELD_NAME_LIMIT), section.summary))
+    return found
+
+
+def memory_as_markdown(memory: MemoryFile, labels: PlaceLabels = IN_DMS) -> str:
     """The whole memory as a Markdown document, for when it does not fit in an embed."""
-    lines = ["# What I remember about you", ""]
-    for name, section in memory.sections():
-        if section.summary:
-            lines += [f"## {SECTION_LABELS[name]}", section.summary, ""]
+    lines = ["# What I remember about you", "", f"Asked in: {labels.here}", ""]
+    for heading, summary in _summaries(memory, labels):
+        lines += [f"## {heading}", summary, ""]
     if memory.facts:
         lines += ["## Facts", ""]
-        lines += [f"- `{f.id}` {f.content} ({'yours' if f.user_owned else f'{f.category}, {f.confidence:.0%}'})"
-                  for f in memory.facts]
+        lines += [f"- `{f.id}` {f.content} ({'yours' if f.user_owned else f'{f.category}, {f.confidence:.0%}'}; "
+                  f"{labels.fact_where(f)})" for f in memory.facts]
     return "\n".join(lines) + "\n"
 
 
@@ -68,8 +121,11 @@ def _matches(fact: Fact, needle: str) -> bool:
     return needle in fact.id.casefold() or needle in fact.content.casefold() or needle in fact.category.casefold()
 
 
-def _fact_lines(facts: list[Fact]) -> list[str]:
-    return [fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned) for f in facts]
+def _fact_lines(facts: list[Fact], labels: PlaceLabels) -> list[str]:
+    return [
+        fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned, where=labels.fact_where(f))
+        for f in facts
+    ]
 
 
 def _pack(lines: list[str], first_room: int, room: int) -> list[list[str]]:
@@ -89,21 +145,30 @@ def _pack(lines: list[str], first_room: int, room: int) -> list[list[str]]:
 
 
 def build_show_pages(
-    memory: MemoryFile, *, search: str | None = None
+    memory: MemoryFile, *, search: str | None = None, labels: PlaceLabels = IN_DMS
 ) -> tuple[list[discord.Embed], discord.File | None]:
     """Embeds within Discord's limits, one per page: summaries (unless searching) then facts, a few per page.
 
     `search` keeps the facts whose id, text or category contain it (case-insensitive). When a summary had to be
-    shortened to fit, the whole memory is attached as a file as well.
+    shortened (or there are more than an embed holds), the whole memory is attached as a file as well. Every item
+    names its place; what the place asked in does not use is marked, and the footer says why.
     """
+    footer = SHOW_FOOTER
+    if labels.hidden(memory):
+        footer = (
+            f"Items marked \"{NOT_HERE}\" were learned elsewhere and are not used in {labels.here}; "
+            "/memory share fact:<id> makes a fact usable everywhere. " + footer
+        )
     needle = (search or "").strip().casefold()
     facts = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
     title = "What I remember about you" if not needle else f"Facts matching “{_clip(search or '', 60)}”"
     first = discord.Embed(title=title, colour=EMBED_COLOUR)
-    first.set_footer(text="Page 99/99 · " + SHOW_FOOTER)  # reserve the longest footer while measuring
+    first.set_footer(text="Page 99/99 · " + footer)  # reserve the longest footer while measuring
     clipped = False
     if not needle:
-        summaries = [(SECTION_LABELS[n], s.summary) for n, s in memory.sections() if s.summary]
+        summaries = _summaries(memory, labels)
+        clipped = len(summaries) > EMBED_FIELDS_MAX
+        summaries = summaries[:EMBED_FIELDS_MAX]
         room = EMBED_TOTAL_LIMIT - len(first) - sum(len(label) for label, _ in summaries) - _POINTER_RESERVE - 400
         per_field = max(1, min(EMBED_FIELD_LIMIT, room // max(1, len(summaries))))
         for label, summary in summaries:
@@ -116,7 +181,7 @@ def build_show_pages(
     pointer = "Some summaries are shortened here: the full text is in the attached file.\n" if clipped else ""
     first_room = min(EMBED_DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(first)) - len(heading) - len(pointer) - 8
     room = EMBED_DESCRIPTION_LIMIT - len(heading) - 8
-    pages = _pack(_fact_lines(facts), max(0, first_room), room) if facts else [[]]
+    pages = _pack(_fact_lines(facts, labels), max(0, first_room), room) if facts else [[]]
     embeds: list[discord.Embed] = []
     for number, lines in enumerate(pages, start=1):
         embed = first if number == 1 else discord.Embed(title=title, colour=EMBED_COLOUR)
@@ -125,11 +190,11 @@ def build_show_pages(
             parts.append(heading + "\n".join(lines))
         embed.description = "".join(parts).strip() or None
         prefix = f"Page {number}/{len(pages)} · " if len(pages) > 1 else ""
-        embed.set_footer(text=prefix + SHOW_FOOTER)
+        embed.set_footer(text=prefix + footer)
         embeds.append(embed)
     attachment = None
     if clipped:
-        data = memory_as_markdown(memory).encode("utf-8")
+        data = memory_as_markdown(memory, labels).encode("utf-8")
         attachment = discord.File(io.BytesIO(data), filename="memory.md")
     return embeds, attachment
 
@@ -235,8 +300,9 @@ def describe_modes(modes: Modes) -> str:
     return "\n".join(lines)
 
 
-def recalled_embed(items: list[RecalledItem]) -> discord.Embed:
-    """What one reply's prompt carried, with today's text; within Discord's embed limits."""
+def recalled_embed(items: list[RecalledItem], name: Callable[[str], str] = IN_DMS.name) -> discord.Embed:
+    """What one reply's prompt carried, with today's text; within Discord's embed limits. Summaries learned
+    elsewhere than in DMs say where (`name` puts a place in words)."""
     lines = []
     summaries = [item for item in items if item.kind == "section"]
     facts = [item for item in items if item.kind == "fact"]
@@ -244,7 +310,8 @@ def recalled_embed(items: list[RecalledItem]) -> discord.Embed:
         lines.append("**Summaries**")
         for item in summaries:
             text = "*since forgotten*" if item.text is None else discord.utils.escape_markdown(_clip(item.text, 300))
-            lines.append(f"- {SECTION_LABELS.get(item.key, item.key)}: {text}")
+            where = "" if item.place == DM_PLACE else f" ({name(item.place)})"
+            lines.append(f"- {SECTION_LABELS.get(item.key, item.key)}{where}: {text}")
     if facts:
         lines.append("**Facts**")
         for item in facts:
@@ -298,7 +365,7 @@ class MemoryCog(commands.Cog):
             note = modes or "Chat with me and I'll pick things up as we go."
             await self._answer(interaction, f"I don't remember anything about you yet. {note}")
             return
-        pages, attachment = build_show_pages(memory, search=search)
+        pages, attachment = build_show_pages(memory, search=search, labels=self.place_labels(interaction))
         extra: dict[str, Any] = {"embed": pages[0]}
         if attachment is not None:
             extra["file"] = attachment
@@ -324,12 +391,14 @@ class MemoryCog(commands.Cog):
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
-            fact = await self.memory.add_fact(interaction.user.id, text, everywhere=everywhere)
+            here = place_of(interaction.channel, interaction.guild)
+            fact = await self.memory.add_fact(interaction.user.id, text, place=here, everywhere=everywhere)
         except InvalidRequest as error:
             await self._answer(interaction, str(error))
             return
+        where = "everywhere" if fact.shared else f"in {place_name(fact.place, self.bot)}"
         await self._answer(
-            interaction, f"Remembered as `{fact.id}`: {discord.utils.escape_markdown(fact.content)}"
+            interaction, f"Remembered as `{fact.id}` (used {where}): {discord.utils.escape_markdown(fact.content)}"
         )
 
     @memory_group.command(name="edit", description="Correct one of the facts I remember about you")
@@ -431,6 +500,68 @@ class MemoryCog(commands.Cog):
     ) -> list[app_commands.Choice[str]]:
         return await self._autocomplete_facts(interaction, current)
 
+    # --- places -------------------------------------------------------------------------------------------
+
+    def place_labels(self, interaction: discord.Interaction) -> PlaceLabels:
+        """Names from the bot's cache, and what the place the command was used in may use."""
+        here = place_of(interaction.channel, interaction.guild)
+        if here.kind == "dm":
+            here_name = "DMs"
+        elif here.kind == "guild":
+            here_name = place_name(here.key, self.bot)
+        else:
+            name = getattr(interaction.channel, "name", None)
+            here_name = f"#{name}" if name else place_name(here.key, self.bot)
+        return PlaceLabels(
+            here=here_name,
+            name=lambda key: place_name(key, self.bot),
+            fact_usable=lambda fact: self.memory.can_use(here, fact),
+            summaries_usable=lambda key: self.memory.can_use_summaries_of(here, key),
+        )
+
+    @memory_group.command(name="share", description="Let me use one fact everywhere: DMs and every server")
+    @app_commands.describe(fact="The id of the fact to share everywhere")
+    async def share(self, interaction: discord.Interaction, fact: str) -> None:
+        await self._set_shared(interaction, fact, True)
+
+    @share.autocomplete("fact")
+    async def share_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self._autocomplete_facts(interaction, current)
+
+    @memory_group.command(name="unshare", description="Use one fact again only where I learned it")
+    @app_commands.describe(fact="The id of the fact to keep to where it was learned")
+    async def unshare(self, interaction: discord.Interaction, fact: str) -> None:
+        await self._set_shared(interaction, fact, False)
+
+    @unshare.autocomplete("fact")
+    async def unshare_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self._autocomplete_facts(interaction, current)
+
+    async def _set_shared(self, interaction: discord.Interaction, fact: str, shared: bool) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        fact_id = fact.strip().split(" ", 1)[0]
+        changed = await self.memory.set_shared(interaction.user.id, fact_id, shared)
+        if changed is None:
+            text = f"You have no fact with the id `{fact_id}`."
+        elif shared:
+            text = (
+                f"Shared: I can now use `{fact_id}` everywhere, in DMs and in every server."
+                if changed else f"`{fact_id}` was already shared everywhere."
+            )
+        else:
+            memory = await self.memory.show(interaction.user.id)
+            item = memory.fact_by_id(fact_id)
+            where = place_name(item.place, self.bot) if item is not None else "where I learned it"
+            text = (
+                f"Unshared: I use `{fact_id}` again only where I learned it ({where})."
+                if changed else f"`{fact_id}` was not shared; I use it only where I learned it ({where})."
+            )
+        await self._answer(interaction, text)
+
     @memory_group.command(name="export", description="Download everything I remember about you as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -513,7 +644,7 @@ class MemoryCog(commands.Cog):
         if not items:
             await self._answer(interaction, "Nothing: that reply used nothing I remember about you.")
             return
-        await self._answer(interaction, "", embed=recalled_embed(items))
+        await self._answer(interaction, "", embed=recalled_embed(items, lambda key: place_name(key, self.bot)))
 
 
 async def setup(bot: MemoryBot) -> None:

@@ -112,8 +112,11 @@ def make_member(user: Any, guild: Any, *, nick: str | None = None) -> Any:
 
 
 def make_guild(guild_id: int | None = None, name: str = "Test server", *, bot_role: Any = None) -> Any:
-    """A server; `bot_role` is the bot's managed role there (`Guild.self_role`), None by default."""
-    return spec(discord.Guild, id=guild_id if guild_id is not None else next_id(), name=name, self_role=bot_role)
+    """A server; `bot_role` is the bot's managed role there (`Guild.self_role`), None by default. Its @everyone
+    role (`default_role`) has the server's id, as on Discord."""
+    guild_id = guild_id if guild_id is not None else next_id()
+    everyone = make_role("@everyone", guild_id)
+    return spec(discord.Guild, id=guild_id, name=name, self_role=bot_role, default_role=everyone)
 
 
 def make_role(name: str, role_id: int | None = None, *, managed: bool = False) -> Any:
@@ -228,17 +231,30 @@ class FakeDiscord:
         if message in log:
             log.remove(message)
 
-    def text_channel(self, guild: Any, channel_id: int | None = None, name: str = "general") -> Any:
+    def text_channel(
+        self, guild: Any, channel_id: int | None = None, name: str = "general", *, private: bool = False
+    ) -> Any:
+        """A server text channel; `private` ones cannot be read by the server's @everyone role (staff rooms)."""
         channel = spec(
             discord.TextChannel, id=channel_id if channel_id is not None else next_id(), name=name, guild=guild,
             type=discord.ChannelType.text,
         )
+
+        def permissions_for(target: Any) -> discord.Permissions:
+            everyone = target is guild.default_role
+            return discord.Permissions(view_channel=not (private and everyone), read_message_history=True)
+
+        behave(channel, discord.TextChannel, "permissions_for", permissions_for)
         return self._messageable(channel)
 
-    def thread(self, parent: Any, thread_id: int | None = None, name: str = "a thread") -> Any:
+    def thread(
+        self, parent: Any, thread_id: int | None = None, name: str = "a thread", *, private: bool = False
+    ) -> Any:
+        """A thread of `parent`: public (anyone who can read the parent can) or `private` (invited members only)."""
+        kind = discord.ChannelType.private_thread if private else discord.ChannelType.public_thread
         thread = spec(
             discord.Thread, id=thread_id if thread_id is not None else next_id(), name=name, guild=parent.guild,
-            parent=parent, parent_id=parent.id, type=discord.ChannelType.public_thread,
+            parent=parent, parent_id=parent.id, type=kind,
         )
         return self._messageable(thread)
 
@@ -699,18 +715,20 @@ async def build_harness(llm: ScriptedLLM, data_dir: Path, **overrides: Any) -> H
 
 
 async def seed_memory(
-    memory: MemoryService, user_id: int, facts: Iterable[str] = (), **summaries: str
+    memory: MemoryService, user_id: int, facts: Iterable[str] = (), *, place: str = "dm", **summaries: str
 ) -> MemoryFile:
-    """Store a memory for `user_id` directly (fact ids `fact_<n>` made unique per user)."""
+    """Store a memory for `user_id` directly, learned in `place` (fact ids `fact_<n>` made unique per user)."""
     stored = MemoryFile()
     for n, content in enumerate(facts):
         stored.facts.append(
             Fact(id=f"fact_{user_id % 0xFFFF:04x}{n:04x}", content=content, category="context", confidence=0.9,
-                 createdAt="2024-05-01T00:00:00+00:00")
+                 createdAt="2024-05-01T00:00:00+00:00", place=place)
         )
+    in_place = stored.place_memory(place)
     for name, text in summaries.items():
-        section = getattr(stored.user, name, None) or getattr(stored.history, name)
+        section = getattr(in_place.user, name, None) or getattr(in_place.history, name)
         section.summary = text
+    stored.set_place_memory(place, in_place)
     await memory.store.save(user_id, stored)
     return stored
 

@@ -203,14 +203,20 @@ def apply_extraction(
         memory.facts = [fact for fact in before if id(fact) in keep] + [f for f in memory.facts if id(f) not in old]
     report.facts_removed = len(removed) - len(kept_back)
 
-    overflow = len(memory.facts) - max(max_facts, 0)
-    if overflow > 0:
-        evictable = [i for i, fact in enumerate(memory.facts) if not fact.user_owned]
-        ranked = sorted(evictable, key=lambda i: _fact_value(memory.facts[i]))
-        evicted = set(ranked[:overflow])  # by position, so even a file with repeated ids loses exactly `overflow`
-        memory.facts = [fact for i, fact in enumerate(memory.facts) if i not in evicted]
-        report.facts_evicted = len(evicted)
+    report.facts_evicted = evict_overflow(memory, max_facts)
     return report
+
+
+def evict_overflow(memory: MemoryFile, max_facts: int) -> int:
+    """Drop the least valuable facts past `max_facts`, never one the user wrote or corrected; returns how many."""
+    overflow = len(memory.facts) - max(max_facts, 0)
+    if overflow <= 0:
+        return 0
+    evictable = [i for i, fact in enumerate(memory.facts) if not fact.user_owned]
+    ranked = sorted(evictable, key=lambda i: _fact_value(memory.facts[i]))
+    evicted = set(ranked[:overflow])  # by position, so even a file with repeated ids loses exactly `overflow`
+    memory.facts = [fact for i, fact in enumerate(memory.facts) if i not in evicted]
+    return len(evicted)
 
 
 def _same_subject(old: str, new: str) -> bool:

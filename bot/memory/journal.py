@@ -1,7 +1,9 @@
 """Write-ahead journal of turns waiting for extraction, so a crash loses no acknowledged turn.
 
 `DATA_DIR/pending.jsonl`, one JSON record per line, each appended and fsynced before the turn counts as taken:
-- `{"op": "turn", "conv": "...", "user": "...", "turn": {...}}`: a turn entered the debouncer;
+- `{"op": "turn", "conv": "...", "user": "...", "place": "...", "turn": {...}}`: a turn entered the debouncer
+  (`place` is `dm`, `guild:<id>` or `channel:<id>` with the channel's server in `"guild"`; a record written before
+  places has none and replays as a DM turn, the reading that can never put it in front of a public channel);
 - `{"op": "done", "user": "...", "turnIds": [...]}`: its extraction was saved (or it was deliberately skipped);
 - `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back;
 - `{"op": "failed", "user": "...", "turnIds": [...], "permanent": bool}`: one extraction of these turns failed;
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.memory.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
-from bot.memory.models import ConversationKey, Turn, iso, utc_now
+from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
 from bot.memory.quarantine import copies_of, copy_aside
 
 log = logging.getLogger(__name__)
@@ -165,7 +167,7 @@ class Journal:
     def _apply(self, record: dict[str, Any]) -> None:
         op = record["op"]
         if op == "turn":
-            key = ConversationKey(int(record["conv"]), int(record["user"]))
+            key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
             turn = Turn.from_json(record["turn"])
             turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
             self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
@@ -252,6 +254,7 @@ class Journal:
             "op": "turn",
             "conv": str(item.key.conversation_id),
             "user": str(item.key.user_id),
+            **item.key.place.to_json(),
             "turn": item.turn.to_json(),
         }
 

@@ -1,7 +1,11 @@
 """Data shapes of the memory engine: the memory file, a fact, a conversation turn, and the extractor's answer.
 
-The memory file keeps the original format's fields (docs/architecture.md). Every model allows extra fields so a
-file written by a newer or older version keeps what this version does not know about through a load/save round trip.
+The memory file follows the seed's schema, extended with places (`version` "2.0"): the seed's top-level `user` and
+`history` summaries are the DM place's; `places` holds the six summaries of every other place; each fact records
+its `place` and whether the user `shared` it everywhere. A "1.0" file (written before places) loads unchanged in
+meaning: its summaries are DM summaries and its facts, having no place, are DM facts, usable only in DMs until the
+user shares them. Every model allows extra fields so a file written by a newer or older version keeps what this
+version does not know about through a load/save round trip.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-MEMORY_VERSION = "1.0"
+MEMORY_VERSION = "2.0"
+SEED_VERSION = "1.0"  # before places: everything in such a file was learned "in DMs" as far as we can tell
+DM_PLACE = "dm"
 USER_SECTIONS = ("workContext", "personalContext", "topOfMind")
 HISTORY_SECTIONS = ("recentMonths", "earlierContext", "longTermBackground")
 FACT_CATEGORIES = ("preference", "knowledge", "context", "behavior", "goal", "relationship")
@@ -122,6 +128,8 @@ class Fact(_Open):
     createdAt: str = ""
     source: str = ""
     lastConfirmedAt: str = ""
+    place: str = DM_PLACE  # where it was learned; absent in "1.0" files, whose facts are DM-only
+    shared: bool = False  # the user made it usable in every place (/memory share)
     # "" learned by the model; "user" written by the user; "corrected" rewritten by the user (written only when set)
     origin: str = ""
 
@@ -144,29 +152,84 @@ class Fact(_Open):
         return self.origin in USER_ORIGINS
 
 
+class PlaceMemory(_Open):
+    """The six summaries of one place."""
+
+    user: UserContext = Field(default_factory=UserContext)
+    history: HistoryContext = Field(default_factory=HistoryContext)
+
+    def sections(self) -> list[tuple[str, Section]]:
+        return [(name, getattr(self.user, name)) for name in USER_SECTIONS] + [
+            (name, getattr(self.history, name)) for name in HISTORY_SECTIONS
+        ]
+
+    def is_empty(self) -> bool:
+        return not any(section.summary for _, section in self.sections())
+
+    def section(self, name: str) -> Section:
+        """One of the six summaries by name (`KeyError` for any other name)."""
+        return dict(self.sections())[name]
+
+    def has_history(self) -> bool:
+        """Previous values are kept (for `/memory forget minutes:`), even when every summary is empty now."""
+        return any(section.previous for _, section in self.sections())
+
+
 class MemoryFile(_Open):
     """One user's whole memory, as stored in `DATA_DIR/memory/<user id>.json`."""
 
     version: str = MEMORY_VERSION
     user: UserContext = Field(default_factory=UserContext)
     history: HistoryContext = Field(default_factory=HistoryContext)
+    places: dict[str, PlaceMemory] = Field(default_factory=dict)  # summaries of every place but DMs
     facts: list[Fact] = Field(default_factory=list)
     appliedTurnIds: list[str] = Field(default_factory=list)
 
+    @field_validator("version", mode="after")
+    @classmethod
+    def _migrate(cls, value: str) -> str:
+        """A seed-format file reads as this format (nothing to convert: see the module docstring)."""
+        return MEMORY_VERSION if value == SEED_VERSION else value
+
     def sections(self) -> list[tuple[str, Section]]:
-        """The six summary fields in a fixed order, for rendering and display."""
+        """The DM place's six summary fields (the seed's top-level ones) in a fixed order."""
         return [(name, getattr(self.user, name)) for name in USER_SECTIONS] + [
             (name, getattr(self.history, name)) for name in HISTORY_SECTIONS
         ]
 
+    def summary_places(self) -> list[str]:
+        """Every place that has a set of summaries: DMs, then the others as stored."""
+        return [DM_PLACE, *self.places]
+
+    def place_memory(self, place: str) -> PlaceMemory:
+        """The summaries of `place` (the DM place's are the top-level fields, shared, not copied)."""
+        if place == DM_PLACE:
+            return PlaceMemory(user=self.user, history=self.history)
+        return self.places.get(place) or PlaceMemory()
+
+    def set_place_memory(self, place: str, summaries: PlaceMemory) -> None:
+        if place == DM_PLACE:
+            self.user, self.history = summaries.user, summaries.history
+        elif summaries.is_empty() and not summaries.has_history() and not summaries.model_extra:
+            self.places.pop(place, None)
+        else:
+            self.places[place] = summaries
+
+    def sections_of(self, place: str) -> list[tuple[str, Section]]:
+        return self.sections() if place == DM_PLACE else self.place_memory(place).sections()
+
     def is_empty(self) -> bool:
-        return not self.facts and not any(section.summary for _, section in self.sections())
+        return not self.facts and all(self.place_memory(place).is_empty() for place in self.summary_places())
 
     def fact_by_id(self, fact_id: str) -> Fact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
 
+    def section_of(self, place: str, name: str) -> Section:
+        """One of the six summaries of `place` by name (`KeyError` for any other name)."""
+        return dict(self.sections_of(place))[name]
+
     def section(self, name: str) -> Section:
-        """One of the six summaries by name (`KeyError` for any other name)."""
+        """One of the DM place's six summaries by name (`KeyError` for any other name)."""
         if name in USER_SECTIONS:
             return getattr(self.user, name)  # type: ignore[no-any-return]
         if name in HISTORY_SECTIONS:
@@ -361,12 +424,69 @@ class Turn:
         )
 
 
+PlaceKind = Literal["dm", "guild", "channel"]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a turn happened. `id` is the guild id for `guild`, the channel or thread id for `channel`."""
+
+    kind: PlaceKind = "dm"
+    id: int = 0
+    guild_id: int = 0  # the server of a `channel` place (the id of a `guild` place repeats here)
+
+    @classmethod
+    def dm(cls) -> Place:
+        return cls()
+
+    @classmethod
+    def guild(cls, guild_id: int) -> Place:
+        return cls("guild", guild_id, guild_id)
+
+    @classmethod
+    def channel(cls, channel_id: int, guild_id: int) -> Place:
+        return cls("channel", channel_id, guild_id)
+
+    @property
+    def key(self) -> str:
+        """The stable string stored with every fact and summary: `dm`, `guild:<id>` or `channel:<id>`."""
+        return DM_PLACE if self.kind == "dm" else f"{self.kind}:{self.id}"
+
+    @property
+    def guild_key(self) -> str | None:
+        """The key of this place's server's public memory (None in DMs)."""
+        return None if self.kind == "dm" else f"guild:{self.guild_id}"
+
+    def to_json(self) -> dict[str, str]:
+        """For the journal: the key, plus the server of a restricted channel."""
+        data = {"place": self.key}
+        if self.kind == "channel":
+            data["guild"] = str(self.guild_id)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Place:
+        """The inverse of `to_json`. A record without a place (written before places existed) is a DM: its turns
+        can then only teach DM-only memory, never memory a public channel would see."""
+        key = data.get("place")
+        if key is None or key == DM_PLACE:
+            return cls.dm()
+        kind, _, number = str(key).partition(":")
+        if kind == "guild":
+            return cls.guild(int(number))
+        if kind == "channel":
+            return cls.channel(int(number), int(data["guild"]))
+        raise ValueError(f"unknown place {key!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationKey:
-    """Debounce key: one channel-or-thread and one user. Batches never mix users."""
+    """Debounce key: one channel-or-thread, one user, and the place the channel is. Batches never mix users
+    or places; the place decides what the extraction is shown and where its results go."""
 
     conversation_id: int
     user_id: int
+    place: Place = Place()
 
     def label(self) -> str:
         return f"{self.conversation_id}:{self.user_id}"

@@ -1,10 +1,11 @@
 """Which memory each reply used, for "What did you remember?": `DATA_DIR/replies.json`.
 
-One record per reply: the reply's message ids, the user it answered, and the summary names and fact ids its prompt
-carried. Ids only, never text: the inspector shows the current text of what is still there, and "since forgotten"
-for the rest. The newest `keep` replies are kept (older ones drop off), and a user's records go when their memory is
-wiped. The file is replaced atomically; saves that queue up behind one another are merged into one write. An
-unreadable file is kept aside and the log starts empty (losing it only loses the inspector's answers).
+One record per reply: the reply's message ids, the user it answered, and the summaries (`topOfMind`, or
+`topOfMind@guild:<id>` for a place other than DMs) and fact ids its prompt carried. Ids only, never text: the
+inspector shows the current text of what is still there, and "since forgotten" for the rest. The newest `keep`
+replies are kept (older ones drop off), and a user's records go when their memory is wiped. The file is replaced
+atomically; saves that queue up behind one another are merged into one write. An unreadable file is kept aside and
+the log starts empty (losing it only loses the inspector's answers).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from bot.memory.atomic import AtomicWriter, json_bytes, keep_aside, sweep_temp_files
 from bot.memory.models import SECTION_NAMES
+from bot.memory.render import parse_section_ref
 from bot.memory.store import validate_user_id
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class ReplyRecord:
         return cls(
             message_ids=tuple(int(m) for m in messages),
             user_id=int(validate_user_id(user)),
-            sections=tuple(name for name in sections if name in SECTION_NAMES),
+            sections=tuple(ref for ref in sections if parse_section_ref(ref)[0] in SECTION_NAMES),
             fact_ids=tuple(facts),
         )
 

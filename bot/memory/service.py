@@ -21,18 +21,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from bot.memory.apply import apply_extraction
+from bot.memory.apply import apply_extraction, evict_overflow
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
 from bot.memory.guard import rejection_reason
 from bot.memory.journal import PARKED_RETENTION, Journal
 from bot.memory.models import (
+    DM_PLACE,
     ORIGIN_CORRECTED,
     ORIGIN_USER,
     SECTION_NAMES,
     ConversationKey,
     Fact,
     MemoryFile,
+    Place,
     Turn,
     iso,
     new_fact_id,
@@ -40,7 +42,16 @@ from bot.memory.models import (
 )
 from bot.memory.modes import MAX_MODE_MINUTES, UNTIL_RESUME, ModeRegistry
 from bot.memory.pauses import PauseRegistry
-from bot.memory.render import render_block
+from bot.memory.places import (
+    Scope,
+    extraction_view,
+    may_use,
+    merge_extraction_view,
+    reader,
+    usable_facts,
+    usable_summaries,
+)
+from bot.memory.render import PlacedSummary, parse_section_ref, render_block
 from bot.memory.replies import ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
@@ -80,6 +91,7 @@ class MemoryPolicy:
     duplicate_similarity: float = 0.85
     token_budget: int = 1000
     retention_days: int = 365
+    scope: Scope = "place"  # "user": one memory everywhere
 
 
 def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
@@ -130,6 +142,7 @@ class RecalledItem:
     kind: str  # "section" or "fact"
     key: str
     text: str | None  # None: forgotten since
+    place: str = DM_PLACE  # where a summary was learned
 
 
 class _Forgotten(Exception):
@@ -208,6 +221,7 @@ class MemoryService:
         self._requeues: dict[str, int] = {}
         self._forgets: dict[int, int] = {}  # user id -> how many times they wiped their memory in this process
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its journal append, while in flight
+        self._selection_keys: dict[int, set[str]] = {}  # user id -> the selector keys of their non-DM places
         self.stats = EngineStats()
         self._recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self.accepting = True
@@ -345,8 +359,13 @@ class MemoryService:
             await self._mark_done(key, ids)
             return
         try:
+            # Shown only what the batch's place may use: DM-only memory never reaches a public channel's prompt.
             extraction = await self.extractor.extract(
-                memory, fresh, user_id=key.user_id, now=self.clock(), label=key.label()
+                extraction_view(memory, key.place, self.policy.scope),
+                fresh,
+                user_id=key.user_id,
+                now=self.clock(),
+                label=key.label(),
             )
         except ExtractionFailed as error:
             if await self._parked_after_failure(key, turns, ids, error):
@@ -360,10 +379,13 @@ class MemoryService:
             async with self.store.edit(key.user_id) as draft:
                 if self.store.epoch(key.user_id) != epoch:
                     raise _Forgotten
+                # Applied to the place's view, then merged back: only the place's summaries and the facts it may
+                # use can change; what it learned records the place.
+                view = extraction_view(draft, key.place, self.policy.scope)
                 # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
                 report = await self._off_loop(
                     apply_extraction,
-                    draft,
+                    view,
                     extraction.result,
                     now=self.clock(),
                     min_confidence=self.policy.min_confidence,
@@ -371,6 +393,8 @@ class MemoryService:
                     duplicate_similarity=self.policy.duplicate_similarity,
                     source=f"conversation:{key.conversation_id}",
                 )
+                merge_extraction_view(draft, view, key.place, self.policy.scope)
+                report.facts_evicted += evict_overflow(draft, self.policy.max_facts)
                 new_ids = [turn_id for turn_id in ids if turn_id not in applied]
                 if new_ids:
                     draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
@@ -459,21 +483,51 @@ class MemoryService:
 
     # --- reading for replies -------------------------------------------------------------------------------
 
-    async def memory_prompt(self, user_id: int, recent_texts: Sequence[str], *, user_label: str) -> MemoryPrompt:
-        """The rendered memory block for a reply to `user_id` (only that user's memory, ever), with the summary
-        names and fact ids that fit in it; empty while the user is in fresh mode."""
+    async def memory_prompt(
+        self, user_id: int, recent_texts: Sequence[str], *, user_label: str, place: Place
+    ) -> MemoryPrompt:
+        """The rendered memory block for a reply to `user_id` in `place`, with the summaries and fact ids that fit
+        in it: only that user's memory, ever, and of it only what `place` may use (its own summaries and facts,
+        its server's public ones, shared facts); empty while the user is in fresh mode."""
         if self.modes_of(user_id).fresh:
             return MemoryPrompt()
         memory, revision = await self.store.load_with_revision(user_id)
         if memory.is_empty():
             return MemoryPrompt()
-        key = str(user_id)
+        reading = reader(place, self.policy.scope)
+        facts = usable_facts(memory, reading)
+        summaries = [
+            PlacedSummary(name, section.summary, item_place, elsewhere=item_place != reading.key)
+            for item_place, name, section in usable_summaries(memory, reading)
+        ]
+        if not facts and not summaries:
+            return MemoryPrompt()
+        key = self._selection_key(user_id, reading)
         if not self.selector.is_cached(key, revision):
             # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
-            self.selector.put(key, revision, await self._off_loop(self.selector.build, memory.facts))
-        facts = self.selector.select(key, revision, memory.facts, recent_texts, self.policy.top_k)
-        block = render_block(memory, facts, user_label=user_label, token_budget=self.policy.token_budget)
+            self.selector.put(key, revision, await self._off_loop(self.selector.build, facts))
+        selected = self.selector.select(key, revision, facts, recent_texts, self.policy.top_k)
+        block = render_block(
+            memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
+        )
         return MemoryPrompt(block.text, block.sections, block.fact_ids)
+
+    def _selection_key(self, user_id: int, reading: Place) -> str:
+        """The selector caches one index per key: the user's whole memory for DMs, a subset per other place."""
+        if reading.kind == "dm":
+            return str(user_id)
+        keys = self._selection_keys.setdefault(user_id, set())
+        key = f"{user_id}@{reading.key}"
+        keys.add(key)
+        return key
+
+    def can_use(self, place: Place, fact: Fact) -> bool:
+        """Whether a reply in `place` may use `fact` (under the configured scope)."""
+        return may_use(reader(place, self.policy.scope), fact.place, shared=fact.shared)
+
+    def can_use_summaries_of(self, place: Place, item_place: str) -> bool:
+        """Whether a reply in `place` may use the summaries learned in `item_place`."""
+        return may_use(reader(place, self.policy.scope), item_place)
 
     async def record_reply(self, message_ids: Sequence[int], user_id: int, prompt: MemoryPrompt) -> None:
         """Remember which memory a sent reply (all its messages) used, for "What did you remember?". Ids only.
@@ -494,9 +548,10 @@ class MemoryService:
             raise InvalidRequest("That reply was to someone else: I can only show you your own.")
         memory = await self.store.load(user_id)
         items = []
-        for name in record.sections:
-            summary = memory.section(name).summary
-            items.append(RecalledItem("section", name, summary or None))
+        for ref in record.sections:
+            name, place = parse_section_ref(ref)
+            summary = memory.section_of(place, name).summary
+            items.append(RecalledItem("section", name, summary or None, place))
         for fact_id in record.fact_ids:
             fact = memory.fact_by_id(fact_id)
             items.append(RecalledItem("fact", fact_id, fact.content if fact is not None else None))
@@ -541,12 +596,12 @@ class MemoryService:
             raise InvalidRequest(f"I can't store that as a fact: {reason}.")
         return content
 
-    async def add_fact(self, user_id: int, text: str, *, everywhere: bool = False) -> Fact:
+    async def add_fact(self, user_id: int, text: str, *, place: Place, everywhere: bool = False) -> Fact:
         """Store a fact in the user's own words: confidence 1.0, marked as written by them, so the model never
         removes or evicts it. `InvalidRequest` for empty, over-long or refused text.
 
-        `everywhere`: the fact may be used in every place the user talks to the bot; with one memory per user
-        (no places) every fact already is.
+        It belongs to `place`, where the user typed it, unless `everywhere` (then it is shared: usable in every
+        place the user talks to the bot; with `MEMORY_SCOPE=user` every fact already is).
         """
         content = self._clean_text(text)
         stamp = iso(self.clock())
@@ -556,7 +611,7 @@ class MemoryService:
                 pass
             fact = Fact(
                 id=fact_id, content=content, category=USER_FACT_CATEGORY, confidence=1.0, createdAt=stamp,
-                lastConfirmedAt=stamp, source="user", origin=ORIGIN_USER,
+                lastConfirmedAt=stamp, source="user", origin=ORIGIN_USER, place=place.key, shared=everywhere,
             )
             draft.facts.append(fact)
         return fact
@@ -577,13 +632,18 @@ class MemoryService:
         return fact
 
     async def forget_section(self, user_id: int, name: str) -> bool:
-        """Clear one of the six summaries and its previous values; False when it was already empty."""
+        """Clear one of the six summaries, in every place, with its previous values; False when it was empty
+        everywhere."""
         if name not in SECTION_NAMES:
             raise InvalidRequest(f"There is no summary called `{name}`.")
+        had = False
         async with self.store.edit(user_id) as draft:
-            section = draft.section(name)
-            had = bool(section.summary or section.previous)
-            section.clear()
+            for place in draft.summary_places():
+                summaries = draft.place_memory(place)
+                section = summaries.section(name)
+                had = had or bool(section.summary or section.previous)
+                section.clear()
+                draft.set_place_memory(place, summaries)
         return had
 
     async def forget_since(self, user_id: int, minutes: int) -> ForgetWindowReport:
@@ -598,7 +658,11 @@ class MemoryService:
             before = len(draft.facts)
             draft.facts = [fact for fact in draft.facts if not fact.createdAt or fact.createdAt < cutoff]
             facts = before - len(draft.facts)
-            sections = sum(1 for _, section in draft.sections() if section.rewind(since))
+            sections = 0
+            for place in draft.summary_places():  # every place's summaries
+                summaries = draft.place_memory(place)
+                sections += sum(1 for _, section in summaries.sections() if section.rewind(since))
+                draft.set_place_memory(place, summaries)
         log.info("user %s forgot their last %d minutes: %d facts, %d summaries, %d turns",
                  user_id, minutes, facts, sections, turns)
         return ForgetWindowReport(facts=facts, sections=sections, turns=turns)
@@ -620,6 +684,19 @@ class MemoryService:
                 await self.journal.add(key, turns)
         return len(waiting) - len(keep)
 
+    async def set_shared(self, user_id: int, fact_id: str, shared: bool) -> bool | None:
+        """Make a fact usable in every place (`shared`) or only where it was learned; None when the user has no
+        such fact, else whether anything changed."""
+        async with self.store.edit(user_id) as draft:
+            fact = draft.fact_by_id(fact_id)
+            if fact is None:
+                return None
+            if fact.shared == shared:
+                return False
+            fact.shared = shared
+        log.info("fact %s of user %s %s", fact_id, user_id, "shared everywhere" if shared else "unshared")
+        return True
+
     async def forget_all(self, user_id: int, *, quiet: bool = False) -> bool:
         """Wipe the user's memory, the records of which memory their replies used, and everything pending for
         them, so nothing forgotten comes back: on return, no file under the data folder holds their memory or
@@ -633,7 +710,8 @@ class MemoryService:
                 await asyncio.wait(appending)
             await self.journal.purge(user_id)
         existed = await self.store.delete(user_id)
-        self.selector.forget(str(user_id))
+        for selection_key in {str(user_id), *self._selection_keys.pop(user_id, set())}:
+            self.selector.forget(selection_key)
         self.activity.remove(user_id)
         await self.replies.forget_user(user_id)
         if not quiet:

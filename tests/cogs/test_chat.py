@@ -226,8 +226,11 @@ async def test_the_prompt_has_the_system_prompt_the_date_and_only_the_speakers_m
 ) -> None:
     h = await make_harness(system_prompt="You are Testy, the test bot of this server.")
     s = make_scene(h)
-    await seed_memory(h.memory, ALICE_ID, ["Keeps bees on her roof"], workContext="Alice is a beekeeper")
-    await seed_memory(h.memory, BOB_ID, ["Plays the oboe in an orchestra"], personalContext="Bob loves opera")
+    here = f"guild:{s.guild.id}"  # learned in this server's public channels, so usable here
+    await seed_memory(h.memory, ALICE_ID, ["Keeps bees on her roof"], place=here, workContext="Alice is a beekeeper")
+    await seed_memory(
+        h.memory, BOB_ID, ["Plays the oboe in an orchestra"], place=here, personalContext="Bob loves opera"
+    )
     before = today_lines()
     await h.chat.on_message(h.discord.mention_bot(s.general, s.alice, "any advice about my bees?"))
     dates = before | today_lines()

@@ -94,7 +94,9 @@ async def test_show_lists_summaries_and_facts_with_ids_in_a_real_embed(harness: 
     for fact in alice.facts:
         assert fact.id in embed.description and fact.content in embed.description  # type: ignore[operator]
     fields = {field.name: field.value for field in embed.fields}
-    assert fields == {"Work": "Runs a small bakery", "Top of mind": "Opening a second shop"}
+    # Learned in DMs; asked in a server channel, where DM memory is not used: each item says so.
+    assert fields == {"Work · DMs, not used here": "Runs a small bakery",
+                      "Top of mind · DMs, not used here": "Opening a second shop"}
     assert "synthesizers" not in str(embed.to_dict())
 
 
@@ -395,15 +397,15 @@ async def test_the_memory_commands_work_in_servers_and_dms_and_take_no_user(harn
     payload = group.to_dict(harness.bot.tree)
     assert {0, 1} <= set(payload["contexts"])  # 0: guild, 1: bot DM
     assert {option["name"] for option in payload["options"]} == {
-        "show", "remember", "edit", "forget", "export", "incognito", "fresh", "pause", "resume"
+        "show", "remember", "edit", "share", "unshare", "forget", "export", "incognito", "fresh", "pause", "resume"
     }
     options = {(sub["name"], o["name"]): o for sub in payload["options"] for o in sub.get("options", [])}
     assert set(options) == {
         ("show", "search"), ("remember", "text"), ("remember", "everywhere"), ("edit", "fact"), ("edit", "text"),
         ("forget", "fact"), ("forget", "section"), ("forget", "minutes"), ("incognito", "minutes"),
-        ("fresh", "minutes"),
+        ("fresh", "minutes"), ("share", "fact"), ("unshare", "fact"),
     }  # no command names another user
-    assert options[("edit", "fact")]["autocomplete"] and options[("forget", "fact")]["autocomplete"]
+    assert all(options[(command, "fact")]["autocomplete"] for command in ("edit", "forget", "share", "unshare"))
     assert [c["value"] for c in options[("forget", "section")]["choices"]] == [
         "workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground"]
     assert (options[("forget", "minutes")]["min_value"], options[("forget", "minutes")]["max_value"]) == (1, 1440)

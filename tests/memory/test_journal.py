@@ -67,7 +67,7 @@ async def test_records_are_appended_and_fsynced(path: Path) -> None:
     ops = records(path)
     assert [r["op"] for r in ops] == ["turn", "turn", "done"]
     assert ops[0] == {
-        "op": "turn", "conv": str(CHANNEL), "user": str(ALICE), "turn": turn("1").to_json(),
+        "op": "turn", "conv": str(CHANNEL), "user": str(ALICE), "place": "dm", "turn": turn("1").to_json(),
     }
     assert ops[2] == {"op": "done", "user": str(ALICE), "turnIds": ["1"]}
     assert len(synced) == 2  # one fsync per append, before it returns

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -53,16 +55,27 @@ FULL_FILE_WITH_UNKNOWN_FIELDS = {
 }
 
 
+def as_migrated(seed_file: dict[str, Any]) -> dict[str, Any]:
+    """A "1.0" file as this version writes it back: version 2.0, no other places' summaries yet, and every fact
+    learned in DMs and not shared (the safe reading of a file from before places)."""
+    migrated = copy.deepcopy(seed_file)
+    migrated["version"] = "2.0"
+    migrated["places"] = {}
+    for fact in migrated["facts"]:
+        fact.update(place="dm", shared=False)
+    return migrated
+
+
 def test_round_trip_keeps_unknown_fields_at_every_level() -> None:
     memory = MemoryFile.model_validate_json(json.dumps(FULL_FILE_WITH_UNKNOWN_FIELDS))
     dumped = json.loads(memory.model_dump_json())
-    assert dumped == FULL_FILE_WITH_UNKNOWN_FIELDS
+    assert dumped == as_migrated(FULL_FILE_WITH_UNKNOWN_FIELDS)
 
 
 def test_round_trip_through_model_validate_and_model_dump() -> None:
     memory = MemoryFile.model_validate(FULL_FILE_WITH_UNKNOWN_FIELDS)
     again = MemoryFile.model_validate(memory.model_dump(mode="json"))
-    assert again.model_dump(mode="json") == FULL_FILE_WITH_UNKNOWN_FIELDS
+    assert again.model_dump(mode="json") == as_migrated(FULL_FILE_WITH_UNKNOWN_FIELDS)
     assert again.facts[0].model_extra == {"embedding": [0.1, 0.2], "tags": {"nested": {"deeper": True}}}
 
 
@@ -75,10 +88,11 @@ def test_known_fields_are_typed_after_loading() -> None:
     assert memory.fact_by_id("fact_ffffffff") is None
 
 
-def test_new_file_has_version_1_0_and_every_section() -> None:
+def test_new_file_has_version_2_0_and_every_section() -> None:
     dumped = MemoryFile().model_dump(mode="json")
-    assert MEMORY_VERSION == "1.0"
-    assert dumped["version"] == "1.0"
+    assert MEMORY_VERSION == "2.0"
+    assert dumped["version"] == "2.0"
+    assert dumped["places"] == {}
     assert set(dumped["user"]) == {"workContext", "personalContext", "topOfMind"}
     assert set(dumped["history"]) == {"recentMonths", "earlierContext", "longTermBackground"}
     assert dumped["user"]["workContext"] == {"summary": "", "updatedAt": ""}

@@ -25,7 +25,7 @@ from openai import AsyncOpenAI
 from bot.memory.atomic import AtomicWriter
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
-from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
 from bot.memory.pauses import PauseRegistry
 from bot.memory.selector import FactSelector
 from bot.memory.service import MAX_REQUEUES, MemoryPolicy, MemoryService
@@ -226,12 +226,14 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     assert set(memory.appliedTurnIds) == {t.turn_id for t in first}
     assert engine.journaled() == []  # done once saved
 
-    rendered = await engine.service.memory_prompt(ALICE, ["which language for my new service?"], user_label="alice")
+    rendered = await engine.service.memory_prompt(
+        ALICE, ["which language for my new service?"], user_label="alice", place=Place.dm()
+    )
     prompt = rendered.text
     assert "Writes Go microservices at work" in prompt
     assert "They write Go microservices at a fintech." in prompt
     assert prompt.startswith("<user_memory") and prompt.endswith("</user_memory>")
-    assert (await engine.service.memory_prompt(BOB, ["hello"], user_label="bob")).text == ""
+    assert (await engine.service.memory_prompt(BOB, ["hello"], user_label="bob", place=Place.dm())).text == ""
 
 
 async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_server: ChatServer) -> None:
@@ -425,7 +427,9 @@ async def test_two_users_in_one_channel_never_share_memory(slow_engine: Engine, 
         assert len(names) == 1  # one user's turns per request
         others = bob_says if names == {"alice"} else alice_says
         assert not any(text in request["body"]["messages"][1]["content"] for text in others)
-    prompt = (await engine.service.memory_prompt(ALICE, ["tell me about motorcycles"], user_label="alice")).text
+    prompt = (await engine.service.memory_prompt(
+        ALICE, ["tell me about motorcycles"], user_label="alice", place=Place.dm()
+    )).text
     assert "tomatoes" in prompt and "motorcycles" not in prompt
 
 

@@ -106,7 +106,7 @@ async def test_edit_saves_to_disk(store: MemoryStore) -> None:
     on_disk = json.loads(store.path_for(UID).read_bytes())
     assert on_disk["facts"][0]["content"] == "Writes Go microservices"
     assert on_disk["user"]["workContext"]["summary"] == "Backend developer."
-    assert on_disk["version"] == "1.0"
+    assert on_disk["version"] == "2.0"
     fresh = MemoryStore(store.folder)  # a new process sees the same
     assert (await fresh.load(UID)).facts[0].id == "fact_1"
 
