@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.memory.models import DM_PLACE, Fact, MemoryFile, Place, PlaceMemory, Section, new_fact_id
+from bot.memory.models import DM_PLACE, Fact, MemoryFile, Place, Section, new_fact_id
 
 Scope = Literal["place", "user"]
 
@@ -80,7 +80,10 @@ def merge_extraction_view(memory: MemoryFile, view: MemoryFile, place: Place, sc
     """Write an applied `extraction_view` back: the place's summaries, the usable facts as changed (confirmed,
     merged, removed), and the new facts, which record `place` as where they were learned. Facts the place may
     not use are untouched and keep their position. Returns the new facts."""
-    memory.set_place_memory(summary_place(place, scope), PlaceMemory(user=view.user, history=view.history))
+    key = summary_place(place, scope)
+    summaries = memory.place_memory(key)  # keeps fields of a newer version this one does not know
+    summaries.user, summaries.history = view.user, view.history
+    memory.set_place_memory(key, summaries)
     seen = {fact.id for fact in usable_facts(memory, reader(place, scope))}
     updated = {fact.id: fact for fact in view.facts}
     kept: list[Fact] = []

@@ -334,3 +334,15 @@ async def test_scope_user_keeps_one_memory_everywhere(tmp_path: Path, chat_serve
         assert [f.place for f in memory.facts] == ["dm", "guild:7001"]  # still recorded, for a later switch
     finally:
         await built.aclose()
+
+
+def test_a_places_unknown_fields_survive_an_extraction_there() -> None:
+    memory = MemoryFile.model_validate(
+        {"places": {"guild:7001": {"user": {"topOfMind": {"summary": "Old", "mood": "calm"}}, "fromTheFuture": 1}}}
+    )
+    view = extraction_view(memory, PUBLIC_A, "place")
+    view.user.topOfMind.summary = "New"
+    merge_extraction_view(memory, view, PUBLIC_A, "place")
+    dumped = memory.model_dump(mode="json")["places"]["guild:7001"]
+    assert dumped["fromTheFuture"] == 1
+    assert dumped["user"]["topOfMind"] == {"summary": "New", "updatedAt": "", "mood": "calm"}
