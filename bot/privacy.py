@@ -47,6 +47,19 @@ def retention_text(days: int) -> str:
     )
 
 
+def _places_text(scope: str) -> str:
+    if scope == "user":
+        return (
+            "- This bot keeps one memory per person: what you say in DMs or in any server can be used in its replies "
+            "to you anywhere."
+        )
+    return (
+        "- It is used only where you said it: what you tell it in DMs only in DMs; what you say in a server's "
+        "public channels only in that server (and your DMs); what you say in a private channel only there (and "
+        "your DMs). `/memory share` makes one fact usable everywhere."
+    )
+
+
 def privacy_statement(
     settings: Settings,
     *,
@@ -84,6 +97,7 @@ def privacy_statement(
         "**Who can see it**",
         "- You, with the commands below (only you see their answers). It goes into the bot's replies to you and "
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its disk.",
+        _places_text(settings.memory_scope),
         "",
         "**See, export and delete it**",
         *[command.line() for command in commands],
