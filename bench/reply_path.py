@@ -89,7 +89,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         cycle = itertools.cycle(windows)
 
         async def ours() -> str:
-            return await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm())
+            return (await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm())).text
 
         sample = await ours()  # fits the index for this revision
         total = await time_async_ns(ours, reps=reps, warmup=20)

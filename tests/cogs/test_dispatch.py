@@ -65,7 +65,10 @@ async def test_a_normal_session_logs_no_error_and_no_traceback(
     assert len(h.discord.sent) == 3
     await h.settle()
     stored = h.memory_on_disk(ALICE_ID)
-    assert stored is not None and [f["content"] for f in stored["facts"]] == [FACT]
+    # Learned in the DM, and again (its own copy) in the server's public channel: what a DM taught stays there.
+    assert stored is not None and [(f["content"], f["place"]) for f in stored["facts"]] == [
+        (FACT, "dm"), (FACT, f"guild:{scene.guild.id}")
+    ]
     fact_id = stored["facts"][0]["id"]
 
     # Every /memory command, through the tree.

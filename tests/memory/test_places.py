@@ -346,3 +346,48 @@ def test_a_places_unknown_fields_survive_an_extraction_there() -> None:
     dumped = memory.model_dump(mode="json")["places"]["guild:7001"]
     assert dumped["fromTheFuture"] == 1
     assert dumped["user"]["topOfMind"] == {"summary": "New", "updatedAt": "", "mood": "calm"}
+
+
+# --- the memory commands across places --------------------------------------------------------------------
+
+
+async def test_remember_belongs_where_it_was_typed_unless_everywhere(engine: Engine) -> None:
+    staff_only = await engine.service.add_fact(ALICE, "I run the moderation rota", place=STAFF_IN_A)
+    everywhere = await engine.service.add_fact(ALICE, "Call me Ali", place=STAFF_IN_A, everywhere=True)
+    assert (staff_only.place, staff_only.shared) == ("channel:8001", False)
+    assert (everywhere.place, everywhere.shared) == ("channel:8001", True)
+    public = await prompt_in(engine, PUBLIC_A)
+    assert "Call me Ali" in public and "moderation rota" not in public
+    assert "moderation rota" in await prompt_in(engine, STAFF_IN_A)
+
+
+async def test_forget_section_and_forget_minutes_reach_every_place(engine: Engine, chat_server: ChatServer) -> None:
+    await learn(engine, chat_server, DM, "I'm vegetarian", "Is vegetarian", "Eating vegetarian")
+    await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
+    await learn(engine, chat_server, STAFF_IN_A, "I run the wiki", "Runs the wiki", "Wiki revamp")
+    assert await engine.service.forget_section(ALICE, "topOfMind") is True
+    memory = engine.on_disk(ALICE)
+    assert [memory.section_of(p.key, "topOfMind").summary for p in (DM, PUBLIC_A, STAFF_IN_A)] == ["", "", ""]
+
+    await learn(engine, chat_server, PUBLIC_B, "I speedrun Zelda", "Speedruns Zelda", "Training a speedrun")
+    report = await engine.service.forget_since(ALICE, 60)
+    assert report.facts == 4 and report.sections == 1  # every fact was learned within the hour; B's summary too
+    memory = engine.on_disk(ALICE)
+    assert memory.facts == [] and memory.section_of(PUBLIC_B.key, "topOfMind").summary == ""
+
+
+async def test_what_did_you_remember_names_the_summaries_of_the_place_used(
+    engine: Engine, chat_server: ChatServer
+) -> None:
+    await learn(engine, chat_server, DM, "between us: I'm being treated for depression",
+                "Is being treated for depression", "Coping with depression")
+    await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
+    used = await engine.service.memory_prompt(ALICE, ["climbing?"], user_label="alice", place=PUBLIC_A)
+    assert used.sections == ("topOfMind@guild:7001",)
+    await engine.service.record_reply([424242], ALICE, used)
+    record = engine.service.reply_record(424242)
+    assert record is not None
+    recalled = await engine.service.recalled(ALICE, record)
+    summaries = [(item.key, item.text, item.place) for item in recalled if item.kind == "section"]
+    assert summaries == [("topOfMind", "Bouldering season", "guild:7001")]  # not the DM summary of the same name
+    assert "depression" not in json.dumps([item.text for item in recalled])
