@@ -35,7 +35,6 @@ from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
-from bot.splitting import split_message
 from cogs.places import message_place
 
 if TYPE_CHECKING:

@@ -165,12 +165,24 @@ def render_block(
 
 def memory_as_text(memory: MemoryFile) -> str:
     """The memory for its owner to read in a terminal, as `/memory show` shows it: summaries under their labels,
-    then each fact with its id (what `/memory forget fact:<id>` takes), category and confidence."""
+    then each fact with its id (what `/memory forget fact:<id>` takes), category and confidence. Whatever was
+    learned elsewhere than in DMs says where (as a place key: the terminal has no Discord names)."""
     lines: list[str] = []
-    for name, section in memory.sections():
-        if section.summary:
-            lines += [f"{SECTION_LABELS[name]}:", f"  {section.summary}"]
+    for place in memory.summary_places():
+        where = "" if place == DM_PLACE else f" [{place}]"
+        for name, section in memory.sections_of(place):
+            if section.summary:
+                lines += [f"{SECTION_LABELS[name]}{where}:", f"  {section.summary}"]
     if memory.facts:
         lines.append(f"Facts ({len(memory.facts)}):")
-        lines += [f"  {fact.id}  {fact.content}  ({fact.category}, {fact.confidence:.0%})" for fact in memory.facts]
+        lines += [
+            f"  {fact.id}  {fact.content}  ({fact.category}, {fact.confidence:.0%}{_where(fact)})"
+            for fact in memory.facts
+        ]
     return "\n".join(lines)
+
+
+def _where(fact: Fact) -> str:
+    if fact.shared:
+        return ", shared everywhere"
+    return "" if fact.place == DM_PLACE else f", {fact.place}"
