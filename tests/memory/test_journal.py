@@ -75,7 +75,9 @@ async def test_records_are_appended_and_fsynced(path: Path) -> None:
     assert [r["op"] for r in records(path)] == ["turn", "turn", "done"] and len(synced) == 2
     await journal.add(key(BOB), [turn("9", BOB)])
     await journal.purge(BOB)  # rewrites the file at once: only what is still pending remains
-    assert records(path) == [{"op": "turn", "conv": str(CHANNEL), "user": str(ALICE), "turn": turn("2").to_json()}]
+    assert records(path) == [
+        {"op": "turn", "conv": str(CHANNEL), "user": str(ALICE), "place": "dm", "turn": turn("2").to_json()}
+    ]
     assert len(synced) == 4  # Bob's append, then the rewrite's temp file, fsynced before the rename
     assert journal.pending == 1 and journal.pending_for(ALICE) == 1 and journal.pending_for(BOB) == 0
 
