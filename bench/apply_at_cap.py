@@ -29,7 +29,7 @@ from bench.common import Table, exit_code, fmt_ms, header, p50, parser, ratio, t
 from bot.memory import apply as apply_module
 from bot.memory.apply import apply_extraction
 from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, ExtractionResult, IncomingMessage, MemoryFile
+from bot.memory.models import ConversationKey, ExtractionResult, IncomingMessage, MemoryFile, Place
 from bot.memory.selector import FactIndex
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
@@ -89,7 +89,7 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
                     await engine.service.remember(ConversationKey(1, uid), filter_messages([message], bot_id=42))
                 await asyncio.wait_for(engine.service.debouncer.wait_idle(), 3600)
                 for uid in uids:
-                    await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u")
+                    await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u", place=Place.dm())
             assert engine.service.stats.batches_saved == users
         finally:
             await engine.aclose()

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile
+from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
@@ -232,7 +232,10 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
                 assert await engine.service.remember(ConversationKey(7000, uid), turns)
             await asyncio.wait_for(engine.service.debouncer.wait_idle(), 300)
             for uid in users:  # the first reply after each update fits a new index
-                assert await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u")
+                used = await engine.service.memory_prompt(
+                    uid, ["any tips for sourdough?"], user_label="u", place=Place.dm()
+                )
+                assert used.text
     finally:
         await engine.aclose()
     print(f"\nat the cap: max loop lag {lag.max_blocked * 1000:.0f} ms ({lag.max_lag * 1000:.0f} ms wall clock)")
