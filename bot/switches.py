@@ -29,27 +29,29 @@ class SwitchesFileError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class MemorySwitch:
-    """What memory may do in one place."""
+    """What memory may do in one channel or server."""
 
     learning: bool = True
     recall: bool = True
 
 
 @dataclass(frozen=True, slots=True)
-class Place:
-    """A server (None for DMs) and the channel whose switch applies (a thread's parent)."""
+class SwitchTarget:
+    """A server (None for DMs) and the channel whose switch applies (a thread's parent).
+
+    Not a memory place (`bot.memory.models.Place`): switches follow channels, places follow who can read them."""
 
     guild_id: int | None
     channel_id: int
 
 
-def place_of(channel: object) -> Place:
-    """The place a message or command in `channel` (a discord.py channel or thread) belongs to; a thread counts
+def switch_target_of(channel: object) -> SwitchTarget:
+    """The switch target of a message or command in `channel` (a discord.py channel or thread); a thread counts
     as its parent channel. Duck-typed, so this module (and the console that builds it) needs no discord import."""
     guild = getattr(channel, "guild", None)
     guild_id = guild.id if guild is not None else None
     parent_id = getattr(channel, "parent_id", None)  # only threads have one (discord.py's `Thread.parent_id`)
-    return Place(guild_id, int(parent_id if parent_id is not None else getattr(channel, "id", 0)))
+    return SwitchTarget(guild_id, int(parent_id if parent_id is not None else getattr(channel, "id", 0)))
 
 
 class MemorySwitches:
@@ -100,20 +102,20 @@ class MemorySwitches:
     def channel_learning(self, channel_id: int) -> bool:
         return self._channels.get(channel_id, True)
 
-    def operator_disabled(self, place: Place) -> bool:
-        return place.guild_id in self.disabled_guilds or place.channel_id in self.disabled_channels
+    def operator_disabled(self, target: SwitchTarget) -> bool:
+        return target.guild_id in self.disabled_guilds or target.channel_id in self.disabled_channels
 
-    def at(self, place: Place) -> MemorySwitch:
-        """The effective switch in a place: every switch that applies there must be on."""
-        if place.guild_id is None:
+    def at(self, target: SwitchTarget) -> MemorySwitch:
+        """The effective switch for a channel: every switch that applies there must be on."""
+        if target.guild_id is None:
             return MemorySwitch()
-        if self.operator_disabled(place):
+        if self.operator_disabled(target):
             return MemorySwitch(learning=False, recall=False)
-        guild = self.guild_switch(place.guild_id)
-        return MemorySwitch(learning=guild.learning and self.channel_learning(place.channel_id), recall=guild.recall)
+        guild = self.guild_switch(target.guild_id)
+        return MemorySwitch(learning=guild.learning and self.channel_learning(target.channel_id), recall=guild.recall)
 
     def in_channel(self, channel: object) -> MemorySwitch:
-        return self.at(place_of(channel))
+        return self.at(switch_target_of(channel))
 
     # --- the admins' changes -------------------------------------------------------------------------------
 

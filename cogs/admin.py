@@ -15,7 +15,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.switches import MemorySwitch, place_of
+from bot.switches import MemorySwitch, switch_target_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -101,21 +101,21 @@ class AdminCog(commands.Cog):
         if channel.guild.id != interaction.guild.id:
             await interaction.response.send_message("That channel is not in this server.", ephemeral=True)
             return
-        place = place_of(channel)
+        target = switch_target_of(channel)
         if learning is not None:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.switches.set_channel(place.channel_id, learning=learning)
+            await self.switches.set_channel(target.channel_id, learning=learning)
             log.info(
                 "memory switches: channel %s of guild %s learning=%s (set by user %s)",
-                place.channel_id, place.guild_id, learning, interaction.user.id,
+                target.channel_id, target.guild_id, learning, interaction.user.id,
             )
-        chosen = self.switches.channel_learning(place.channel_id)
-        text = f"Learning in <#{place.channel_id}> and its threads is {on_off(chosen)}."
-        effective = self.switches.at(place)
+        chosen = self.switches.channel_learning(target.channel_id)
+        text = f"Learning in <#{target.channel_id}> and its threads is {on_off(chosen)}."
+        effective = self.switches.at(target)
         if chosen and not effective.learning:
             reason = (
                 "the bot's operator switched memory off here, which a server cannot override"
-                if self.switches.operator_disabled(place)
+                if self.switches.operator_disabled(target)
                 else "learning is off for the whole server"
             )
             text += f"\nIt stays off in practice: {reason}."

@@ -13,7 +13,7 @@ import discord
 import pytest
 
 from bot.app import DataDirError, build_resources, start_memory
-from bot.switches import SWITCHES_FILE, MemorySwitches, Place
+from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchTarget
 from cogs.admin import NOT_ALLOWED
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -98,10 +98,11 @@ async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_
     await h.close()
     again = await make_harness(data_dir=h.settings.data_dir)
     switches = again.resources.switches
-    assert switches.at(Place(s.guild.id, s.general.id)).learning is False
-    assert switches.at(Place(s.guild.id, s.thread.id + 1)).learning is True  # another channel still learns
-    assert switches.at(Place(s.guild.id, s.general.id)).recall is False
-    assert switches.at(Place(None, s.alice_dm.id)) == switches.at(Place(None, 1))  # DMs are never switched
+    assert switches.at(SwitchTarget(s.guild.id, s.general.id)).learning is False
+    assert switches.at(SwitchTarget(s.guild.id, s.thread.id + 1)).learning is True  # another channel still learns
+    assert switches.at(SwitchTarget(s.guild.id, s.general.id)).recall is False
+    # DMs are never switched
+    assert switches.at(SwitchTarget(None, s.alice_dm.id)) == switches.at(SwitchTarget(None, 1))
 
 
 # --- off means off --------------------------------------------------------------------------------------------
