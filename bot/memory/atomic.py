@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import os
 import re
 import secrets
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -193,16 +191,3 @@ def sweep_temp_files(folder: Path, *, target: str | None = None) -> int:
             stray.unlink()
             removed += 1
     return removed
-
-
-def keep_aside(path: Path) -> Path:
-    """Rename an unreadable file to `<name>.corrupt-<UTC time>` (never over an earlier one) and return the new
-    path: its bytes stay for an admin to inspect instead of being overwritten by the next save."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    counter = itertools.count(1)
-    while target.exists():
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{next(counter)}")
-    os.replace(path, target)
-    fsync_dir(path.parent)
-    return target

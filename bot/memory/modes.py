@@ -20,8 +20,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter, json_bytes, keep_aside, sweep_temp_files
+from bot.memory.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.memory.models import iso
+from bot.memory.quarantine import move_aside
 from bot.memory.store import InvalidUserId, validate_user_id
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class ModeRegistry:
                     raise ValueError("bad fail-closed expiry")
                 self._everyone = _Everyone(until, {validate_user_id(uid) for uid in everyone.get("exempt", [])})
         except (ValueError, KeyError, TypeError, RecursionError, InvalidUserId):
-            aside = keep_aside(self.path)
+            aside = move_aside(self.path) or self.path
             self._entries = {}
             self._everyone = _Everyone(now + timedelta(minutes=MAX_MODE_MINUTES))
             log.error(

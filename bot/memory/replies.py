@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter, json_bytes, keep_aside, sweep_temp_files
+from bot.memory.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.memory.models import SECTION_NAMES
+from bot.memory.quarantine import move_aside
 from bot.memory.render import parse_section_ref
 from bot.memory.store import validate_user_id
 
@@ -73,7 +74,7 @@ class ReplyLog:
         try:
             records = [ReplyRecord.from_json(item) for item in json.loads(raw)["replies"]]
         except (ValueError, KeyError, TypeError, RecursionError):
-            aside = keep_aside(self.path)
+            aside = move_aside(self.path) or self.path
             log.warning("reply record file unreadable; kept aside as %s, starting empty", aside.name)
             return
         for record in records[-self.keep :]:
