@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     memory_extraction_retries: int = Field(default=4, ge=0)
     memory_scope: Literal["place", "user"] = "place"
 
+    # --- Database (several processes; files in DATA_DIR when unset) ---
+    database_url: SecretStr | None = None
+    database_pool_size: int = Field(default=10, ge=1, le=100)
+    database_statement_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
+    memory_lease_seconds: float | None = Field(default=None, gt=0)
+
     # --- Operations and data rights ---
     memory_retention_days: int = Field(default=365, ge=0)
     privacy_contact: str = ""
@@ -131,7 +137,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",
-        "chat_temperature", mode="before",
+        "chat_temperature", "database_url", "memory_lease_seconds", mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
@@ -143,6 +149,13 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(("postgresql://", "postgres://")):
+            raise ValueError("must start with postgresql:// (or postgres://)")
         return value
 
     @property

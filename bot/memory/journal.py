@@ -35,12 +35,14 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bot.memory.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
+from bot.memory.backend import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
 from bot.memory.quarantine import copies_of, copy_aside
 
@@ -51,20 +53,6 @@ DONE_COMPACTION_DELAY = 1.0
 PARKED_RETENTION = timedelta(days=1)
 
 _LiveKey = tuple[int, str]  # (user id, turn id)
-
-
-@dataclass(frozen=True, slots=True)
-class PendingTurn:
-    key: ConversationKey
-    turn: Turn
-
-
-@dataclass(slots=True)
-class Failures:
-    """Failed extraction attempts of a turn, across restarts."""
-
-    permanent: int = 0
-    transient: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +103,7 @@ class Journal:
     def pending_for(self, user_id: int) -> int:
         return sum(1 for item in self._live.values() if item.key.user_id == user_id)
 
-    def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
+    async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         """The user's turns not yet done, oldest first (what `/memory forget minutes:` sorts through)."""
         return [item for item in self._live.values() if item.key.user_id == user_id]
 
@@ -129,6 +117,10 @@ class Journal:
         return Failures(max((f.permanent for f in found), default=0), max((f.transient for f in found), default=0))
 
     # --- start-up ------------------------------------------------------------------------------------------
+
+    async def resume(self) -> list[PendingTurn]:
+        """`replay`, for the storage interface."""
+        return await asyncio.to_thread(self.replay)
 
     def replay(self) -> list[PendingTurn]:
         """Read the journal, keep what is still pending, rewrite it compacted; returns pending turns in order."""
@@ -360,9 +352,13 @@ class Journal:
         if self._dead:
             await self.compact()
 
-    async def add(self, key: ConversationKey, turns: list[Turn]) -> None:
+    async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
         """Record turns as taken; returns once they are on disk."""
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
+
+    async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
+        """One process owns the journal: every turn of a batch is its to extract."""
+        return Claim(key.user_id, tuple(turns))
 
     async def done(self, user_id: int, turn_ids: list[str]) -> None:
         """Record that these turns of the user need no more work; returns once that is on disk. Their text leaves

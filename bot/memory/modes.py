@@ -65,6 +65,10 @@ class ModeRegistry:
         self._everyone: _Everyone | None = None
         self._lock = asyncio.Lock()
 
+    async def open(self, now: datetime) -> None:
+        """`load`, for the storage interface."""
+        await asyncio.to_thread(self.load, now)
+
     def load(self, now: datetime) -> None:
         """Read the file (sweeping temp files a crash left); an unreadable one fails closed (see the module)."""
         sweep_temp_files(self.path.parent, target=self.path.name)

@@ -41,6 +41,10 @@ class PauseRegistry:
         """True while a damaged pause list is kept aside: nobody is learned from until an operator has looked."""
         return self._held
 
+    async def open(self) -> None:
+        """`load`, for the storage interface."""
+        await asyncio.to_thread(self.load)
+
     def load(self) -> None:
         """Read the file (failing closed when it is damaged, see the module's docstring), make it private, and
         remove temp files of it that a crash during a save left behind."""

@@ -63,6 +63,10 @@ class ReplyLog:
         self._lock = asyncio.Lock()
         self._dirty = False
 
+    async def open(self) -> None:
+        """`load`, for the storage interface."""
+        await asyncio.to_thread(self.load)
+
     def load(self) -> None:
         sweep_temp_files(self.path.parent, target=self.path.name)
         self._records.clear()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,6 +45,10 @@ class ActivityLog:
         self._days: dict[int, date] = {}
         self._dirty = False
         self._lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        """`load`, for the storage interface."""
+        await asyncio.to_thread(self.load)
 
     def load(self) -> None:
         """Read the file; an unreadable one is logged and replaced at the next save (it holds only dates, and the
@@ -95,28 +98,6 @@ class ActivityLog:
                 raise
 
 
-def _scan_memory_folder(folder: Path) -> dict[int, float]:
-    """user id -> newest modification time of their memory file or kept-aside copies (blocking: a worker thread)."""
-    newest: dict[int, float] = {}
-    try:
-        entries = os.scandir(folder)
-    except FileNotFoundError:
-        return newest
-    with entries:
-        for entry in entries:
-            name = entry.name
-            head, dot, rest = name.partition(".")
-            if not dot or not head.isdecimal() or not (rest == "json" or rest.startswith("json.corrupt-")):
-                continue
-            try:
-                mtime = entry.stat(follow_symlinks=False).st_mtime
-            except FileNotFoundError:
-                continue
-            user_id = int(head)
-            newest[user_id] = max(newest.get(user_id, 0.0), mtime)
-    return newest
-
-
 def last_activity(activity: ActivityLog, file_times: dict[int, float], user_id: int) -> datetime | None:
     seen = activity.last_seen(user_id)
     mtime = file_times.get(user_id)
@@ -130,7 +111,7 @@ async def sweep_silent_users(service: MemoryService, now: datetime, *, days: int
     if days <= 0:
         return 0
     cutoff = now - timedelta(days=days)
-    file_times = await asyncio.to_thread(_scan_memory_folder, service.store.folder)
+    file_times = await service.store.last_written()
     activity = service.activity
     with_modes = service.modes.users()
     candidates: set[int] = set(file_times) | set(activity.users()) | service.pauses.paused_users() | with_modes

@@ -12,8 +12,10 @@ memory, fitting a new selection index) run on one worker thread, never on the ev
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
+import secrets
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from bot.memory.apply import apply_extraction, evict_overflow
+from bot.memory.backend import Claim, ClaimLost, PendingTurn, TurnQueue, UserMemoryStore
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
 from bot.memory.guard import rejection_reason
@@ -190,10 +193,10 @@ class MemoryService:
     def __init__(
         self,
         *,
-        store: MemoryStore,
+        store: UserMemoryStore,
         extractor: MemoryExtractor,
         selector: FactSelector,
-        journal: Journal | None,
+        journal: TurnQueue | None,
         pauses: PauseRegistry,
         policy: MemoryPolicy,
         modes: ModeRegistry | None = None,
@@ -231,8 +234,26 @@ class MemoryService:
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
+    async def open(self) -> int:
+        """Open every part of the storage and put turns a crash (of this or another process) left pending back
+        into the debouncer; returns how many. Where several processes share the storage, turns abandoned later
+        are taken over by a background sweep."""
+        await self.store.open()
+        await self.pauses.open()
+        await self.activity.open()
+        await self.modes.open(self.clock())
+        await self.replies.open()
+        if self.journal is None:
+            return 0
+        resumed = self._enqueue(await self.journal.resume(), first=False)
+        watch = getattr(self.journal, "watch", None)
+        if watch is not None:
+            watch(self._taken_over)
+        return resumed
+
     def start(self) -> int:
-        """Prepare the data folder and put turns a crash left in the journal back into the debouncer."""
+        """`open` for the file backend, without a running coroutine (the console and tests)."""
+        assert isinstance(self.store, MemoryStore) and (self.journal is None or isinstance(self.journal, Journal))
         self.store.prepare()
         self.pauses.load()
         self.activity.load()
@@ -240,15 +261,22 @@ class MemoryService:
         self.replies.load()
         if self.journal is None:
             return 0
-        pending = self.journal.replay()
+        return self._enqueue(self.journal.replay(), first=False)
+
+    def _enqueue(self, pending: list[PendingTurn], *, first: bool) -> int:
         by_key: dict[ConversationKey, list[Turn]] = {}
         for item in pending:
             by_key.setdefault(item.key, []).append(item.turn)
         for key, turns in by_key.items():
-            self.debouncer.add(key, turns)
+            self.debouncer.add(key, turns, first=first)
         if pending:
-            log.info("journal: resumed %d pending turns in %d batches", len(pending), len(by_key))
+            log.info("pending turns: resumed %d turns in %d batches", len(pending), len(by_key))
         return len(pending)
+
+    def _taken_over(self, pending: list[PendingTurn]) -> None:
+        """Turns another process abandoned, now claimed by this one: extracted after a quiet period as usual."""
+        if self.accepting:
+            self._enqueue(pending, first=True)
 
     async def shutdown(self, timeout: float) -> bool:
         """Stop taking turns and flush everything pending through extraction and the store, within `timeout`.
@@ -311,6 +339,9 @@ class MemoryService:
         """
         if not turns:
             return False
+        # Every pending turn needs an id: it is how a batch is claimed, settled and forgotten.
+        turns = [turn if turn.turn_id else dataclasses.replace(turn, turn_id=f"anon-{secrets.token_hex(8)}")
+                 for turn in turns]
         if ticket is not None and ticket.epoch != self._forgets.get(ticket.user_id, 0):
             self.stats.turns_skipped_forgotten += len(turns)
             log.info("turns for %s dropped: they arrived before the user wiped their memory", key.label())
@@ -333,7 +364,7 @@ class MemoryService:
                 )
         return True
 
-    async def _journal_turns(self, key: ConversationKey, turns: list[Turn]) -> None:
+    async def _journal_turns(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
         assert self.journal is not None
         appended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         ids = [turn.turn_id for turn in turns if turn.turn_id]
@@ -349,9 +380,20 @@ class MemoryService:
 
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
         """Extract one batch and save the result. The debouncer runs one batch per user at a time, so two
-        extractions of the same memory never race."""
+        extractions of the same memory never race; where processes share the storage, only the turns this process
+        could claim are extracted, and the save settles them exactly once (`Claim`)."""
         epoch = self.store.epoch(key.user_id)
-        memory = await self.store.load(key.user_id)
+        claim: Claim | None = None
+        try:
+            if self.journal is not None:
+                claim = await self.journal.claim(key, turns)
+                if not claim.turns:  # settled, forgotten or being extracted by another process
+                    return
+                turns = list(claim.turns)
+            memory = await self.store.load(key.user_id)
+        except OSError as error:  # the database is unreachable: nothing changed, try again later
+            self._requeue(key, turns, f"storage unavailable: {error.strerror or error}")
+            return
         applied = set(memory.appliedTurnIds)
         fresh = [turn for turn in turns if not turn.turn_id or turn.turn_id not in applied]
         ids = [turn.turn_id for turn in turns if turn.turn_id]
@@ -376,7 +418,7 @@ class MemoryService:
                 self._give_up(key, turns, error.reason)
             return
         try:
-            async with self.store.edit(key.user_id) as draft:
+            async with self.store.edit(key.user_id, settles=claim) as draft:
                 if self.store.epoch(key.user_id) != epoch:
                     raise _Forgotten
                 # Applied to the place's view, then merged back: only the place's summaries and the facts it may
@@ -401,6 +443,9 @@ class MemoryService:
         except _Forgotten:
             log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
             return
+        except ClaimLost:
+            log.info("memory update for %s discarded: its turns were forgotten or taken over meanwhile", key.label())
+            return
         except OSError as error:  # disk full, I/O error: the old file is intact
             self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
             return
@@ -413,7 +458,8 @@ class MemoryService:
             key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
             report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
         )
-        await self._mark_done(key, ids)
+        if claim is None or claim.owner is None:  # a leased claim was settled by the save itself
+            await self._mark_done(key, ids)
 
     def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
         """A transient failure (the LLM endpoint down, the disk full) changed nothing; try the batch again after
@@ -669,7 +715,7 @@ class MemoryService:
 
     async def _drop_pending_since(self, user_id: int, since: datetime) -> int:
         """Drop the user's pending turns from `since` on; older pending turns stay and are learned as usual."""
-        waiting = self.journal.pending_turns_of(user_id) if self.journal is not None else []
+        waiting = await self.journal.pending_turns_of(user_id) if self.journal is not None else []
         if not self.debouncer.cancel_user(user_id) and not waiting:
             return 0
         if self.journal is not None:

@@ -37,6 +37,7 @@ from bot.memory.atomic import (
     make_private,
     sweep_temp_files,
 )
+from bot.memory.backend import Claim
 from bot.memory.models import MemoryFile
 from bot.memory.quarantine import copies_of, move_aside
 
@@ -98,6 +99,10 @@ class MemoryStore:
         removed = sweep_temp_files(self.folder)
         if removed:
             log.info("removed %d temp files left by an interrupted write", removed)
+
+    async def open(self) -> None:
+        """`prepare`, for the storage interface (the files need no connection)."""
+        self.prepare()
 
     def path_for(self, user_id: int | str) -> Path:
         return self.folder / f"{validate_user_id(user_id)}.json"
@@ -179,8 +184,11 @@ class MemoryStore:
     # --- writing -------------------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def edit(self, user_id: int | str) -> AsyncIterator[MemoryFile]:
-        """Read-modify-write under the user's lock. Yields a private copy; saves it if the body changed it."""
+    async def edit(self, user_id: int | str, *, settles: Claim | None = None) -> AsyncIterator[MemoryFile]:
+        """Read-modify-write under the user's lock. Yields a private copy; saves it if the body changed it.
+
+        `settles` is accepted for the storage interface: one process owns the files, so its claims always hold,
+        and the journal records the turns done after the save."""
         uid = validate_user_id(user_id)
         async with self.lock_for(uid):
             current = (await self._load_locked(uid)).memory
@@ -247,3 +255,33 @@ class MemoryStore:
         """The user's memory as pretty JSON, for `/memory export`."""
         memory = await self.load(user_id)
         return json_bytes(memory.model_dump(mode="json"), indent=2)
+
+    async def last_written(self) -> dict[int, float]:
+        """user id -> newest modification time of their memory file or its kept-aside copies (the retention
+        sweep's evidence that memory was learned recently)."""
+        return await asyncio.to_thread(self._scan, True)
+
+    async def user_ids(self) -> list[int]:
+        """Every user with a memory file, in id order (for imports)."""
+        return sorted(await asyncio.to_thread(self._scan, False))
+
+    def _scan(self, with_copies: bool) -> dict[int, float]:
+        newest: dict[int, float] = {}
+        try:
+            entries = os.scandir(self.folder)
+        except FileNotFoundError:
+            return newest
+        with entries:
+            for entry in entries:
+                head, dot, rest = entry.name.partition(".")
+                if not dot or not _SNOWFLAKE.fullmatch(head):
+                    continue
+                if not (rest == "json" or (with_copies and rest.startswith("json.corrupt-"))):
+                    continue
+                try:
+                    mtime = entry.stat(follow_symlinks=False).st_mtime
+                except FileNotFoundError:
+                    continue
+                user_id = int(head)
+                newest[user_id] = max(newest.get(user_id, 0.0), mtime)
+        return newest

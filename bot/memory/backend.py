@@ -1,0 +1,114 @@
+"""The storage interface of the memory engine: what the service needs from wherever memory is kept.
+
+Two implementations pass the same contract tests: files under `DATA_DIR` (the default, one process) and
+PostgreSQL (`DATABASE_URL`, any number of processes sharing one database). The service talks only to these
+protocols, so the rules it owns (forget is final, a paused user teaches nothing, a batch is settled exactly once)
+hold on both.
+
+A `Claim` ties an extraction to the pending turns it settles. The file journal serves one process, so its claims
+always hold. In PostgreSQL a claim is a lease on rows: the store's `edit(..., settles=claim)` deletes the claimed
+turns in the same transaction that saves the memory, and raises `ClaimLost` when they are gone (the user forgot
+them, or another process took them over after the lease ran out), so a batch is applied exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.memory.models import ConversationKey, MemoryFile, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    key: ConversationKey
+    turn: Turn
+
+
+@dataclass(slots=True)
+class Failures:
+    """Failed extraction attempts of a turn, across restarts."""
+
+    permanent: int = 0
+    transient: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The turns of one batch this process may extract now; `owner` is None where no one else could take them."""
+
+    user_id: int
+    turns: tuple[Turn, ...]
+    owner: str | None = None
+
+    @property
+    def turn_ids(self) -> list[str]:
+        return [turn.turn_id for turn in self.turns if turn.turn_id]
+
+
+class ClaimLost(Exception):
+    """The claimed turns are gone: forgotten by their user, or taken over by another process."""
+
+
+class UserMemoryStore(Protocol):
+    """Each user's memory document, read cached and changed under a per-user lock that spans processes."""
+
+    cache_hits: int
+    cache_misses: int
+
+    async def open(self) -> None: ...
+
+    def epoch(self, user_id: int | str) -> int: ...
+
+    async def load(self, user_id: int | str) -> MemoryFile: ...
+
+    async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]: ...
+
+    def edit(
+        self, user_id: int | str, *, settles: Claim | None = None
+    ) -> AbstractAsyncContextManager[MemoryFile]: ...
+
+    async def save(self, user_id: int | str, memory: MemoryFile) -> None: ...
+
+    async def delete(self, user_id: int | str) -> bool: ...
+
+    async def delete_copies(self, user_id: int | str) -> int: ...
+
+    async def export_bytes(self, user_id: int | str) -> bytes: ...
+
+    async def last_written(self) -> dict[int, float]: ...
+
+    async def user_ids(self) -> list[int]: ...
+
+
+class TurnQueue(Protocol):
+    """Turns waiting for extraction, durable before a turn counts as taken (the file journal, or table rows)."""
+
+    @property
+    def pending(self) -> int: ...
+
+    @property
+    def parked(self) -> int: ...
+
+    async def resume(self) -> list[PendingTurn]: ...
+
+    async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None: ...
+
+    async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim: ...
+
+    async def done(self, user_id: int, turn_ids: list[str]) -> None: ...
+
+    async def failed(self, user_id: int, turn_ids: list[str], *, permanent: bool) -> Failures: ...
+
+    async def park(self, user_id: int, turn_ids: list[str]) -> None: ...
+
+    async def purge(self, user_id: int) -> None: ...
+
+    async def pending_turns_of(self, user_id: int) -> list[PendingTurn]: ...
+
+    async def compact(self) -> bool: ...
+
+    async def close(self) -> None: ...
+

@@ -1,0 +1,178 @@
+"""One bounded asyncpg pool per process, with server-side statement timeouts and retries across reconnects.
+
+- The pool never holds more than `size` connections, so many processes stay within the server's limit.
+- Every statement runs under `statement_timeout` (set by the server per connection), and a transaction left
+  idle is ended by `idle_in_transaction_session_timeout`, so a stuck process cannot hold a user's lock forever.
+- A connection the server or the network dropped is replaced by the pool on the next acquire; `run` retries a
+  whole unit of work on such errors (a transaction either committed or did not, so retrying it is safe).
+- Errors reach callers as `StorageUnavailable`, an `OSError`, so the engine treats a lost database like a full
+  disk: the turn stays pending and is tried again later. Messages never contain the URL (it may hold a password).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import asyncpg
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+RETRY_ATTEMPTS = 4
+RETRY_BASE_SECONDS = 0.2
+
+# Errors after which the same work may succeed on a fresh connection.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.TooManyConnectionsError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.InterfaceError,
+    ConnectionError,
+    OSError,
+    TimeoutError,
+)
+_DATABASE_ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, *TRANSIENT_ERRORS)
+
+
+class StorageUnavailable(OSError):
+    """The database cannot be reached or refused the work; the message is one line without secrets."""
+
+
+def describe_url(url: str) -> str:
+    """`host:port/database` of a URL, for messages: never the user name or password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{host}{port}{parts.path or '/'}"
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def reason_of(error: BaseException) -> str:
+    """A short, secret-free description of a database error."""
+    if isinstance(error, asyncpg.PostgresError):
+        return f"{type(error).__name__} ({getattr(error, 'sqlstate', '?')})"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return type(error).__name__
+
+
+class Database:
+    """The process's pool. `open()` connects (raising `StorageUnavailable` with one line), `close()` waits for
+    connections to be returned."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        size: int = 10,
+        statement_timeout: float = 10.0,
+        application_name: str = "memory-bot",
+    ) -> None:
+        self.url = url
+        self.size = size
+        self.statement_timeout = statement_timeout
+        self.application_name = application_name
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def where(self) -> str:
+        return describe_url(self.url)
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        timeout_ms = str(int(self.statement_timeout * 1000))
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url,
+                min_size=1,
+                max_size=self.size,
+                # The client gives up a little after the server would have: the server's timeout is the rule.
+                command_timeout=self.statement_timeout + 5,
+                max_inactive_connection_lifetime=300,
+                server_settings={
+                    "application_name": self.application_name,
+                    "statement_timeout": timeout_ms,
+                    "lock_timeout": timeout_ms,
+                    "idle_in_transaction_session_timeout": str(int(self.statement_timeout * 3000)),
+                },
+            )
+        except _DATABASE_ERRORS as error:
+            raise StorageUnavailable(f"cannot connect to PostgreSQL at {self.where}: {reason_of(error)}") from None
+        except ValueError as error:  # a malformed URL
+            raise StorageUnavailable(f"DATABASE_URL is not a valid PostgreSQL URL ({type(error).__name__})") from None
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            try:
+                await asyncio.wait_for(pool.close(), timeout=10)
+            except TRANSIENT_ERRORS:
+                pool.terminate()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StorageUnavailable("the database is not open")
+        return self._pool
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection; connection-level failures become `StorageUnavailable` (no retry: see `run`)."""
+        try:
+            async with self.pool.acquire() as conn:
+                yield conn
+        except StorageUnavailable:
+            raise
+        except _DATABASE_ERRORS as error:
+            raise StorageUnavailable(f"database error: {reason_of(error)}") from error
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection inside one transaction (committed when the body returns)."""
+        async with self.connection() as conn, conn.transaction():
+            yield conn
+
+    async def run(
+        self, work: Callable[[asyncpg.Connection], Awaitable[_T]], *, transaction: bool = True
+    ) -> _T:
+        """Run `work` on a pooled connection (in a transaction unless told otherwise), retried a few times with
+        jittered backoff when the connection fails; other errors are raised at once."""
+        for attempt in range(RETRY_ATTEMPTS):
+            try:
+                async with self.pool.acquire() as conn:
+                    if not transaction:
+                        return await work(conn)
+                    async with conn.transaction():
+                        return await work(conn)
+            except StorageUnavailable:
+                raise
+            except TRANSIENT_ERRORS as error:
+                if attempt + 1 == RETRY_ATTEMPTS:
+                    raise StorageUnavailable(f"database unreachable: {reason_of(error)}") from error
+                delay = RETRY_BASE_SECONDS * 2**attempt * (0.5 + random.random())
+                log.warning("database: %s; retrying in %.1fs", reason_of(error), delay)
+                await asyncio.sleep(delay)
+            except asyncpg.PostgresError as error:
+                raise StorageUnavailable(f"database error: {reason_of(error)}") from error
+        raise AssertionError("unreachable")
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        return await self.run(lambda conn: conn.fetch(query, *args), transaction=False)
+
+    async def fetchval(self, query: str, *args: Any) -> Any:
+        return await self.run(lambda conn: conn.fetchval(query, *args), transaction=False)
+
+    async def execute(self, query: str, *args: Any) -> str:
+        return await self.run(lambda conn: conn.execute(query, *args), transaction=False)

@@ -1,0 +1,247 @@
+"""Pending turns as rows: durable before a turn counts as taken, claimed with a lease before extraction.
+
+- `add` inserts the turns unclaimed; the receiving process's debouncer holds them until the user goes quiet.
+- `claim` leases a batch's rows to this process (`FOR UPDATE SKIP LOCKED`: a row another process is claiming is
+  skipped, never waited for), and only claimed turns are extracted. The lease is renewed by every claim.
+- The store settles a claim by deleting its rows in the transaction that saves the memory (see `store.py`).
+- `take_over` claims rows whose lease ran out (the process extracting them died or hung) and rows nobody claimed
+  long after the longest debounce (the process that received them died): a background task in every process runs
+  it, so the turns of a dead process are finished by another, or by itself once restarted.
+- `purge` deletes the user's rows outright, claimed or not, so a `/memory forget` in one process cancels work
+  another has claimed: that process's save then finds its claim gone and discards its result.
+- Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
+  deleted by the same background task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+
+from bot.memory.backend import Claim, Failures, PendingTurn
+from bot.memory.models import ConversationKey, Place, Turn
+from bot.memory.pg.database import Database, StorageUnavailable
+from bot.memory.pg.store import user_key
+
+log = logging.getLogger(__name__)
+
+PARKED_RETENTION = timedelta(days=1)
+TAKEOVER_BATCH = 500
+
+TakenOver = Callable[[list[PendingTurn]], None]
+
+
+def new_owner() -> str:
+    """This process's lease name: the host and pid (for an operator reading the table) and a random part, so a
+    restarted process with the same pid never mistakes an old lease for its own."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class PostgresTurnQueue:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        lease_seconds: float,
+        orphan_seconds: float,
+        sweep_seconds: float | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.database = database
+        self.owner = owner or new_owner()
+        self.lease_seconds = lease_seconds
+        self.orphan_seconds = orphan_seconds
+        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else max(1.0, min(lease_seconds, 60.0) / 4)
+        self._pending = 0
+        self._parked = 0
+        self._on_taken: TakenOver | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def pending(self) -> int:
+        """Turns waiting in the whole database (all processes), as of the last sweep."""
+        return self._pending
+
+    @property
+    def parked(self) -> int:
+        return self._parked
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+
+    async def resume(self) -> list[PendingTurn]:
+        """Turns a dead process left (expired leases, long-unclaimed rows), now claimed by this one."""
+        return await self.take_over()
+
+    def watch(self, on_taken: TakenOver) -> None:
+        """Start the background sweep; turns it takes over are handed to `on_taken` (the debouncer)."""
+        self._on_taken = on_taken
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="pending-takeover")
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            try:
+                taken = await self.take_over()
+                await self._housekeeping()
+            except StorageUnavailable as error:
+                log.warning("pending turns: sweep failed (%s); will retry", error)
+                continue
+            if taken and self._on_taken is not None:
+                self._on_taken(taken)
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+
+    async def _housekeeping(self) -> None:
+        async def work(conn: asyncpg.Connection) -> tuple[int, int, int]:
+            expired = await conn.fetchval(
+                "WITH gone AS (DELETE FROM pending_turns WHERE parked_at < now() - $1::interval RETURNING 1)"
+                " SELECT count(*) FROM gone",
+                PARKED_RETENTION,
+            )
+            counts = await conn.fetchrow(
+                "SELECT count(*) FILTER (WHERE parked_at IS NULL) AS pending,"
+                " count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked FROM pending_turns"
+            )
+            return int(expired), int(counts["pending"]), int(counts["parked"])
+
+        expired, self._pending, self._parked = await self.database.run(work)
+        if expired:
+            log.info("pending turns: deleted %d parked turns after %s", expired, PARKED_RETENTION)
+
+    # --- the queue -----------------------------------------------------------------------------------------
+
+    async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
+        if not turns:
+            return
+        uid = user_key(key.user_id)
+        place = json.dumps(key.place.to_json())
+        rows = [(uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json())) for turn in turns]
+        await self.database.run(
+            lambda conn: conn.executemany(
+                "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb) ON CONFLICT (user_id, turn_id) DO NOTHING",
+                rows,
+            )
+        )
+        self._pending += len(rows)
+
+    async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
+        """Lease the batch's rows that are free (unclaimed, ours, or with an expired lease); the returned claim
+        holds only those turns: the others are settled, forgotten, or being extracted elsewhere."""
+        uid = user_key(key.user_id)
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        rows = await self.database.run(
+            lambda conn: conn.fetch(
+                "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
+                "   WHERE user_id = $1 AND turn_id = ANY($2::text[]) AND parked_at IS NULL"
+                "   AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until < now())"
+                "   FOR UPDATE SKIP LOCKED)"
+                " UPDATE pending_turns AS p SET lease_owner = $3, lease_until = now() + $4::interval"
+                " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id RETURNING p.turn_id",
+                uid,
+                ids,
+                self.owner,
+                timedelta(seconds=self.lease_seconds),
+            )
+        )
+        claimed = {row["turn_id"] for row in rows}
+        return Claim(key.user_id, tuple(turn for turn in turns if turn.turn_id in claimed), self.owner)
+
+    async def take_over(self) -> list[PendingTurn]:
+        """Claim turns abandoned by a dead or stuck process, oldest first."""
+        rows = await self.database.run(
+            lambda conn: conn.fetch(
+                "WITH free AS (SELECT user_id, turn_id FROM pending_turns WHERE parked_at IS NULL AND ("
+                "     lease_until < now()"
+                "     OR (lease_owner IS NULL AND received_at < now() - $2::interval))"
+                "   ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"
+                " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $3::interval"
+                " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
+                " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq",
+                self.owner,
+                timedelta(seconds=self.orphan_seconds),
+                timedelta(seconds=self.lease_seconds),
+                TAKEOVER_BATCH,
+            )
+        )
+        taken = [_pending_turn(row) for row in sorted(rows, key=lambda row: row["seq"])]
+        if taken:
+            log.info("pending turns: took over %d turns abandoned by another process", len(taken))
+        return taken
+
+    async def done(self, user_id: int, turn_ids: list[str]) -> None:
+        """Delete settled turns this process holds (a batch skipped without a save settles here)."""
+        if not turn_ids:
+            return
+        await self.database.execute(
+            "DELETE FROM pending_turns WHERE user_id = $1 AND turn_id = ANY($2::text[]) AND lease_owner = $3",
+            user_key(user_id),
+            turn_ids,
+            self.owner,
+        )
+
+    async def failed(self, user_id: int, turn_ids: list[str], *, permanent: bool) -> Failures:
+        if not turn_ids:
+            return Failures()
+        row = await self.database.run(
+            lambda conn: conn.fetchrow(
+                "WITH counted AS (UPDATE pending_turns SET"
+                "   permanent_failures = permanent_failures + $3::int,"
+                "   transient_failures = transient_failures + (1 - $3::int)"
+                "   WHERE user_id = $1 AND turn_id = ANY($2::text[]) RETURNING permanent_failures, transient_failures)"
+                " SELECT coalesce(max(permanent_failures), 0) AS p, coalesce(max(transient_failures), 0) AS t"
+                " FROM counted",
+                user_key(user_id),
+                turn_ids,
+                int(permanent),
+            )
+        )
+        return Failures(int(row["p"]), int(row["t"]))
+
+    async def park(self, user_id: int, turn_ids: list[str]) -> None:
+        if not turn_ids:
+            return
+        await self.database.execute(
+            "UPDATE pending_turns SET parked_at = now(), lease_owner = NULL, lease_until = NULL"
+            " WHERE user_id = $1 AND turn_id = ANY($2::text[])",
+            user_key(user_id),
+            turn_ids,
+        )
+
+    async def purge(self, user_id: int) -> None:
+        """Delete every pending or parked turn of the user, whoever holds it."""
+        await self.database.execute("DELETE FROM pending_turns WHERE user_id = $1", user_key(user_id))
+
+    async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
+        rows = await self.database.fetch(
+            "SELECT user_id, conversation_id, place::text, turn::text, seq FROM pending_turns"
+            " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq",
+            user_key(user_id),
+        )
+        return [_pending_turn(row) for row in rows]
+
+    async def compact(self) -> bool:
+        """Rows are deleted when settled: nothing lingers to compact."""
+        return True
+
+
+def _pending_turn(row: Any) -> PendingTurn:
+    place = Place.from_json(json.loads(row["place"]))
+    key = ConversationKey(int(row["conversation_id"]), int(row["user_id"]), place)
+    return PendingTurn(key, Turn.from_json(json.loads(row["turn"])))
