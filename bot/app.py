@@ -1,7 +1,9 @@
 """Building the shared resources once (discord.py's advanced_startup pattern): settings in, one of each out.
 
 The Discord bot and the terminal console both start from `build_resources`, so they run the very same memory
-pipeline: one `AsyncOpenAI` client, one store, one journal, one debouncer (inside the service).
+pipeline: one `AsyncOpenAI` client, one store, one queue of pending turns, one debouncer (inside the service).
+The storage is chosen here and nowhere else: files under DATA_DIR by default, PostgreSQL when DATABASE_URL is set
+(then several processes share it; see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ from openai import AsyncOpenAI
 from bot.chat.model import ChatModel
 from bot.config import Settings
 from bot.llm import build_client
+from bot.memory.backend import TurnQueue, UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.pauses import PauseRegistry
+from bot.memory.pg.database import Database, StorageUnavailable
+from bot.memory.pg.schema import SchemaError, migrate
+from bot.memory.pg.store import PostgresMemoryStore
+from bot.memory.pg.turns import PostgresTurnQueue
 from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
@@ -25,7 +32,8 @@ from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
 
 
 class DataDirError(Exception):
-    """DATA_DIR cannot be used (missing permissions, a file in the way); the message is one line for the admin."""
+    """The storage cannot be used (DATA_DIR: missing permissions, a file in the way; the database: unreachable,
+    a schema newer than this version); the message is one line for the admin, without secrets."""
 
 
 @dataclass(slots=True)
@@ -36,9 +44,12 @@ class Resources:
     memory: MemoryService
     switches: MemorySwitches
     metrics: BotMetrics
+    database: Database | None = None
 
     async def aclose(self) -> None:
         await self.client.close()
+        if self.database is not None:
+            await self.database.close()
 
 
 def policy_from(settings: Settings) -> MemoryPolicy:
@@ -56,6 +67,25 @@ def policy_from(settings: Settings) -> MemoryPolicy:
     )
 
 
+def database_from(settings: Settings) -> Database | None:
+    """The database DATABASE_URL names (not connected yet), or None for files."""
+    if settings.database_url is None:
+        return None
+    return Database(
+        settings.database_url.get_secret_value(),
+        size=settings.database_pool_size,
+        statement_timeout=settings.database_statement_timeout_seconds,
+    )
+
+
+def lease_seconds(settings: Settings, extractor: MemoryExtractor) -> float:
+    """How long a claimed batch is this process's alone: MEMORY_LEASE_SECONDS, or one whole extraction round
+    (every attempt timing out, the longest backoff) plus a minute for the save."""
+    if settings.memory_lease_seconds is not None:
+        return settings.memory_lease_seconds
+    return extractor.longest_attempts_seconds(settings.llm_timeout_seconds) + 60.0
+
+
 def build_resources(settings: Settings) -> Resources:
     """Create everything shared; nothing touches the network or the disk until `start_memory`."""
     client = build_client(settings)
@@ -64,11 +94,24 @@ def build_resources(settings: Settings) -> Resources:
         model=settings.effective_memory_model,
         max_retries=settings.memory_extraction_retries,
     )
+    database = database_from(settings)
+    store: UserMemoryStore
+    journal: TurnQueue
+    if database is None:
+        store = MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users)
+        journal = Journal(settings.data_dir / JOURNAL_NAME)
+    else:
+        store = PostgresMemoryStore(database, cache_size=settings.memory_cache_users)
+        lease = lease_seconds(settings, extractor)
+        # Nobody claimed a turn this long after it arrived: the process holding it in its debouncer is gone
+        # (a live one claims within the max wait, plus one round while the user's previous batch finishes).
+        orphan = settings.memory_max_wait_seconds + lease
+        journal = PostgresTurnQueue(database, lease_seconds=lease, orphan_seconds=orphan)
     memory = MemoryService(
-        store=MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users),
+        store=store,
         extractor=extractor,
         selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
-        journal=Journal(settings.data_dir / JOURNAL_NAME),
+        journal=journal,
         pauses=PauseRegistry(settings.data_dir / "paused.json"),
         policy=policy_from(settings),
         activity=ActivityLog(settings.data_dir / ACTIVITY_FILE),
@@ -83,16 +126,26 @@ def build_resources(settings: Settings) -> Resources:
         disabled_channels=settings.memory_disabled_channel_ids,
     )
     return Resources(
-        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory)
+        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory),
+        database=database,
     )
 
 
-def start_memory(resources: Resources) -> int:
-    """Prepare DATA_DIR and resume journaled turns (needs a running loop); `DataDirError` when unusable."""
+async def start_memory(resources: Resources) -> int:
+    """Connect the storage (with PostgreSQL: open the pool and apply pending migrations), prepare DATA_DIR and
+    resume pending turns; returns how many. `DataDirError` with one line when the storage is unusable."""
+    database = resources.database
     try:
+        if database is not None:
+            await database.open()
+            await database.run(migrate, transaction=False)
         resources.switches.load()
-        return resources.memory.start()
+        return await resources.memory.open()
     except SwitchesFileError as error:
+        raise DataDirError(str(error)) from None
+    except SchemaError as error:
+        raise DataDirError(str(error)) from None
+    except StorageUnavailable as error:
         raise DataDirError(str(error)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__

@@ -98,6 +98,14 @@ async def connect_to_discord(bot: MemoryBot) -> None:
     await bot.start(bot.resources.settings.discord_token.get_secret_value())
 
 
+def database_secrets(url: str) -> list[str]:
+    """What of DATABASE_URL must never reach a log: the whole URL and its password."""
+    from urllib.parse import unquote, urlsplit
+
+    password = urlsplit(url).password
+    return [url] + ([password, unquote(password)] if password else [])
+
+
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text if len(text) <= 200 else text[:199] + "…"
@@ -113,7 +121,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     quiet_voice_warnings()
     resources = build_resources(settings)
     try:
-        resumed = start_memory(resources)
+        resumed = await start_memory(resources)
     except DataDirError as error:
         await resources.aclose()
         return _fail(str(error))
@@ -205,6 +213,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     secrets = [settings.discord_token.get_secret_value()]
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
+    if settings.database_url is not None:
+        secrets.extend(database_secrets(settings.database_url.get_secret_value()))
     log_file = None
     if args.command == "console":
         from bot.console import LOG_FILE

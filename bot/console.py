@@ -182,7 +182,7 @@ async def run_console(settings: Settings, *, user_id: int, name: str) -> int:
     """Chat until /quit, end of input, Ctrl-C or SIGTERM; then save what is pending, like the bot does."""
     resources = build_resources(settings)
     try:
-        start_memory(resources)
+        await start_memory(resources)
     except DataDirError as error:
         print(f"memory-bot: {error}", file=sys.stderr)
         await resources.aclose()

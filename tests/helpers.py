@@ -704,7 +704,7 @@ def make_settings(server: ChatServer, data_dir: Path, **overrides: Any) -> Setti
 
 async def build_harness(llm: ScriptedLLM, data_dir: Path, **overrides: Any) -> Harness:
     resources = build_resources(make_settings(llm.server, data_dir, **overrides))
-    start_memory(resources)
+    await start_memory(resources)
     bot = MemoryBot(resources)
     me = make_client_user()
     bot._connection.user = me  # where discord.py's `Client.user` reads it; no login

@@ -20,7 +20,7 @@ from tests.llm_server import ChatServer
 @pytest.fixture
 async def memory_bot(chat_server: ChatServer, tmp_path: Path) -> AsyncIterator[MemoryBot]:
     resources = build_resources(make_settings(chat_server, tmp_path / "data"))
-    start_memory(resources)
+    await start_memory(resources)
     instance = MemoryBot(resources)
     instance._connection.user = make_client_user()
     yield instance

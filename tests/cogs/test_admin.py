@@ -201,7 +201,7 @@ async def test_an_unreadable_switches_file_is_one_clear_error(chat_server: Any, 
     (data / SWITCHES_FILE).write_bytes(b'{"guilds": {"5": ')
     resources = build_resources(make_settings(chat_server, data))
     with pytest.raises(DataDirError) as caught:
-        start_memory(resources)
+        await start_memory(resources)
     assert SWITCHES_FILE in str(caught.value) and "\n" not in str(caught.value)
     assert (data / SWITCHES_FILE).read_bytes() == b'{"guilds": {"5": '  # kept as it was
     await resources.aclose()
