@@ -15,6 +15,7 @@ from openai import AsyncOpenAI
 from bot.chat.model import ChatModel
 from bot.config import Settings
 from bot.llm import build_client
+from bot.memory.atomic import ensure_writable_folder
 from bot.memory.backend import TurnQueue, UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
@@ -137,6 +138,8 @@ async def start_memory(resources: Resources) -> int:
     database = resources.database
     try:
         if database is not None:
+            # DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
+            ensure_writable_folder(resources.settings.data_dir)
             await database.open()
             await database.run(migrate, transaction=False)
         resources.switches.load()

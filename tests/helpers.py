@@ -680,6 +680,8 @@ class Harness:
         if self.bot.is_closed():
             return
         await self.memory.debouncer.close()
+        if self.resources.database is not None and self.memory.journal is not None:
+            await self.memory.journal.close()  # the takeover sweep, before its pool closes
         await self.bot.close()
         await self.resources.aclose()
 

@@ -35,6 +35,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.TooManyConnectionsError,
     asyncpg.exceptions.AdminShutdownError,
     asyncpg.exceptions.InterfaceError,
+    asyncpg.exceptions.InternalClientError,
     ConnectionError,
     OSError,
     TimeoutError,

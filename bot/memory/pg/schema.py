@@ -58,8 +58,6 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (user_id, turn_id)
         );
         CREATE INDEX pending_turns_expired ON pending_turns (lease_until) WHERE parked_at IS NULL;
-        CREATE INDEX pending_turns_unclaimed ON pending_turns (received_at)
-            WHERE lease_owner IS NULL AND parked_at IS NULL;
         CREATE INDEX pending_turns_parked ON pending_turns (parked_at) WHERE parked_at IS NOT NULL;
         """,
     ),

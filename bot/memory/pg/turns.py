@@ -1,12 +1,13 @@
 """Pending turns as rows: durable before a turn counts as taken, claimed with a lease before extraction.
 
-- `add` inserts the turns unclaimed; the receiving process's debouncer holds them until the user goes quiet.
-- `claim` leases a batch's rows to this process (`FOR UPDATE SKIP LOCKED`: a row another process is claiming is
-  skipped, never waited for), and only claimed turns are extracted. The lease is renewed by every claim.
+- `add` inserts the turns held by this process for `orphan_seconds` (its debouncer keeps them until the user goes
+  quiet, at most the max wait, plus a round while the user's previous batch finishes).
+- `claim` leases a batch's rows to this process for `lease_seconds` (`FOR UPDATE SKIP LOCKED`: a row another
+  process is claiming is skipped, never waited for); only claimed turns are extracted.
 - The store settles a claim by deleting its rows in the transaction that saves the memory (see `store.py`).
-- `take_over` claims rows whose lease ran out (the process extracting them died or hung) and rows nobody claimed
-  long after the longest debounce (the process that received them died): a background task in every process runs
-  it, so the turns of a dead process are finished by another, or by itself once restarted.
+- `take_over` claims rows whose hold ran out (the process that received or was extracting them died or hung): a
+  background task in every process runs it, so the turns of a dead process are finished by another, or by itself
+  once restarted. A process that shuts down cleanly releases what it still holds, for the next one to take at once.
 - `purge` deletes the user's rows outright, claimed or not, so a `/memory forget` in one process cancels work
   another has claimed: that process's save then finds its claim gone and discards its result.
 - Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
@@ -101,11 +102,22 @@ class PostgresTurnQueue:
                 self._on_taken(taken)
 
     async def close(self) -> None:
+        """Stop the sweep and release what this process still holds (a shutdown whose flush ran out of time), so
+        another process, or this one restarted, takes it at once instead of after the hold."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        try:
+            await self.database.execute(
+                "UPDATE pending_turns SET lease_until = now() - interval '1 millisecond'"
+                " WHERE lease_owner = $1 AND parked_at IS NULL",
+                self.owner,
+            )
+        except StorageUnavailable as error:
+            log.warning("pending turns: could not release this process's turns (%s); they are taken over later",
+                        error)
 
     async def _housekeeping(self) -> None:
         async def work(conn: asyncpg.Connection) -> tuple[int, int, int]:
@@ -131,11 +143,16 @@ class PostgresTurnQueue:
             return
         uid = user_key(key.user_id)
         place = json.dumps(key.place.to_json())
-        rows = [(uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json())) for turn in turns]
+        hold = timedelta(seconds=self.orphan_seconds)
+        rows = [
+            (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold)
+            for turn in turns
+        ]
         await self.database.run(
             lambda conn: conn.executemany(
-                "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn)"
-                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb) ON CONFLICT (user_id, turn_id) DO NOTHING",
+                "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval)"
+                " ON CONFLICT (user_id, turn_id) DO NOTHING",
                 rows,
             )
         )
@@ -167,16 +184,14 @@ class PostgresTurnQueue:
         """Claim turns abandoned by a dead or stuck process, oldest first."""
         rows = await self.database.run(
             lambda conn: conn.fetch(
-                "WITH free AS (SELECT user_id, turn_id FROM pending_turns WHERE parked_at IS NULL AND ("
-                "     lease_until < now()"
-                "     OR (lease_owner IS NULL AND received_at < now() - $2::interval))"
-                "   ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"
-                " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $3::interval"
+                "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
+                "   WHERE parked_at IS NULL AND (lease_until IS NULL OR lease_until < now())"
+                "   ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)"
+                " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $2::interval"
                 " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
                 " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq",
                 self.owner,
                 timedelta(seconds=self.orphan_seconds),
-                timedelta(seconds=self.lease_seconds),
                 TAKEOVER_BATCH,
             )
         )

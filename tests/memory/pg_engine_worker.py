@@ -1,0 +1,122 @@
+"""One bot process's memory engine on a shared PostgreSQL database, driven line by line, for the multi-process
+tests. Built by the real composition root (`build_resources` + `start_memory`), as the bot builds it.
+
+    python -m tests.memory.pg_engine_worker DATABASE_URL LLM_BASE_URL DATA_DIR LEASE_SECONDS
+
+Reads JSON commands on stdin, answers on stdout (logs go to stderr):
+    {"op": "remember", "user": U, "conv": C, "id": "t1", "text": "..."}  -> ACK t1 (the turn is durably taken)
+    {"op": "forget", "user": U}                                           -> FORGOT U
+    {"op": "flush"}                                                       -> FLUSHED <batches saved so far>
+    {"op": "exit"}                                                        -> DONE (after a clean shutdown)
+It prints READY <resumed turns> once open, and CLAIMED <user> whenever it claims a batch (before extracting).
+
+    python -m tests.memory.pg_engine_worker --updates DATABASE_URL FIRST_USER USERS PER_USER TAG
+
+Instead runs PER_USER read-modify-write updates (each adds fact `TAG-<n>`) on each of USERS users from FIRST_USER,
+16 at a time, through the store, and prints UPDATED <count>.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.app import build_resources, start_memory
+from bot.config import Settings
+from bot.memory.models import ConversationKey, Fact, Place, Turn
+from bot.memory.pg.database import Database
+from bot.memory.pg.store import PostgresMemoryStore
+
+FILLER = "and keeps notes about the migration of the billing service, the on-call rota and the quarterly review; "
+
+
+def update_fact(tag: str, n: int) -> Fact:
+    content = f"{tag}-{n} " + FILLER * 2
+    return Fact(id=f"{tag}-{n}", content=content[:200], category="context", confidence=0.9,
+                createdAt="2026-11-30T10:00:00+00:00", source="test")
+
+
+async def run_updates(url: str, first: int, users: int, per_user: int, tag: str) -> None:
+    database = Database(url, size=8)
+    await database.open()
+    store = PostgresMemoryStore(database)
+    work = [(first + u, n) for n in range(per_user) for u in range(users)]
+    slots = asyncio.Semaphore(16)
+
+    async def one(uid: int, n: int) -> None:
+        async with slots, store.edit(uid) as draft:
+            draft.facts.append(update_fact(f"{tag}-{uid}", n))
+
+    await asyncio.gather(*(one(uid, n) for uid, n in work))
+    await database.close()
+    print(f"UPDATED {len(work)}", flush=True)
+
+
+async def run_engine(url: str, base_url: str, data_dir: Path, lease: float) -> None:
+    settings = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        discord_token="test-token",
+        openai_base_url=base_url,
+        database_url=url,
+        data_dir=data_dir,
+        memory_debounce_seconds=0.05,
+        memory_max_wait_seconds=0.5,
+        memory_extraction_retries=0,
+        memory_lease_seconds=lease,
+        memory_min_confidence=0.5,
+        llm_timeout_seconds=60,
+    )
+    resources = build_resources(settings)
+    service = resources.memory
+    queue = service.journal
+    assert queue is not None
+    original_claim = queue.claim
+
+    async def claim_and_tell(key: ConversationKey, turns: list[Turn]):  # type: ignore[no-untyped-def]
+        claim = await original_claim(key, turns)
+        if claim.turns:
+            print(f"CLAIMED {key.user_id} {' '.join(claim.turn_ids)}", flush=True)
+        return claim
+
+    queue.claim = claim_and_tell  # type: ignore[method-assign]
+    resumed = await start_memory(resources)
+    print(f"READY {resumed}", flush=True)
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        command = json.loads(line)
+        op = command["op"]
+        if op == "remember":
+            uid = int(command["user"])
+            turn = Turn("user", uid, "ana", command["text"], datetime.now(UTC), command["id"])
+            await service.remember(ConversationKey(int(command["conv"]), uid, Place.dm()), [turn])
+            print(f"ACK {command['id']}", flush=True)
+        elif op == "forget":
+            await service.forget_all(int(command["user"]))
+            print(f"FORGOT {command['user']}", flush=True)
+        elif op == "flush":
+            await service.flush(30)
+            print(f"FLUSHED {service.stats.batches_saved}", flush=True)
+        elif op == "exit":
+            break
+    await service.shutdown(10)
+    await resources.aclose()
+    print("DONE", flush=True)
+
+
+def main(argv: list[str]) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if argv[0] == "--updates":
+        url, first, users, per_user, tag = argv[1:6]
+        asyncio.run(run_updates(url, int(first), int(users), int(per_user), tag))
+    else:
+        url, base_url, data_dir, lease = argv[:4]
+        asyncio.run(run_engine(url, base_url, Path(data_dir), float(lease)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,213 @@
+"""The storage contract: the file backend and the PostgreSQL backend behave the same for everything the engine
+relies on (read, read-modify-write, delete, export, pending turns, claims, failures, resuming after a crash)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
+from bot.memory.store import InvalidUserId
+from tests.memory.storage_backends import BACKENDS, Storage, open_storage
+
+USER = 412345678901234567
+OTHER = 512345678901234567
+
+
+def long_fact(i: int) -> Fact:
+    text = f"Fact {i}: " + ("works on a long-running migration of the team's billing service to a new queue; " * 3)
+    return Fact(id=f"fact_{i:08x}", content=text[: 150 + (i * 37) % 150], category="context", confidence=0.9,
+                createdAt="2026-11-01T10:00:00+00:00", source="conversation:1")
+
+
+def turn(i: int, user: int = USER, text: str | None = None) -> Turn:
+    return Turn("user", user, "ana", text or f"message {i}", datetime(2026, 11, 30, 12, 0, i % 60, tzinfo=UTC), f"t{i}")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def url(backend: str, request: pytest.FixtureRequest) -> str | None:
+    return str(request.getfixturevalue("postgres_url")) if backend == "postgres" else None
+
+
+@pytest.fixture
+async def storage(backend: str, url: str | None, tmp_path: Path) -> AsyncIterator[Storage]:
+    async with open_storage(backend, tmp_path, url) as opened:
+        yield opened
+
+
+# --- memory documents -------------------------------------------------------------------------------------------
+
+
+async def test_an_unknown_user_has_an_empty_memory_with_a_stable_revision(storage: Storage) -> None:
+    memory, first = await storage.store.load_with_revision(USER)
+    again, second = await storage.store.load_with_revision(USER)
+    assert memory.is_empty() and again.is_empty()
+    assert first == second
+
+
+async def test_an_edit_is_saved_and_changes_the_revision(storage: Storage) -> None:
+    _, before = await storage.store.load_with_revision(USER)
+    async with storage.store.edit(USER) as draft:
+        draft.facts = [long_fact(i) for i in range(100)]
+        draft.user.workContext.summary = "Builds billing systems."
+    memory, after = await storage.store.load_with_revision(USER)
+    assert after != before
+    assert [fact.content for fact in memory.facts] == [long_fact(i).content for i in range(100)]
+    assert memory.user.workContext.summary == "Builds billing systems."
+    assert (await storage.store.load(OTHER)).is_empty()
+
+
+async def test_an_edit_that_changes_nothing_keeps_the_revision(storage: Storage) -> None:
+    async with storage.store.edit(USER) as draft:
+        draft.facts.append(long_fact(1))
+    _, before = await storage.store.load_with_revision(USER)
+    async with storage.store.edit(USER):
+        pass
+    _, after = await storage.store.load_with_revision(USER)
+    assert after == before
+
+
+async def test_an_edit_whose_body_fails_saves_nothing(storage: Storage) -> None:
+    async with storage.store.edit(USER) as draft:
+        draft.facts.append(long_fact(1))
+    with pytest.raises(RuntimeError):
+        async with storage.store.edit(USER) as draft:
+            draft.facts.append(long_fact(2))
+            raise RuntimeError("apply failed")
+    assert [fact.id for fact in (await storage.store.load(USER)).facts] == [long_fact(1).id]
+
+
+async def test_concurrent_edits_of_one_user_all_land(storage: Storage) -> None:
+    async def add(i: int) -> None:
+        async with storage.store.edit(USER) as draft:
+            await asyncio.sleep(0)  # let the others try to interleave
+            draft.facts.append(long_fact(i))
+
+    await asyncio.gather(*(add(i) for i in range(60)))
+    stored = sorted(fact.id for fact in (await storage.store.load(USER)).facts)
+    assert stored == sorted(long_fact(i).id for i in range(60))
+
+
+async def test_save_replaces_the_whole_memory(storage: Storage) -> None:
+    memory = MemoryFile(facts=[long_fact(3)])
+    await storage.store.save(USER, memory)
+    assert (await storage.store.load(USER)).model_dump() == memory.model_dump()
+
+
+async def test_delete_removes_the_memory_and_bumps_the_epoch(storage: Storage) -> None:
+    async with storage.store.edit(USER) as draft:
+        draft.facts.append(long_fact(1))
+    epoch = storage.store.epoch(USER)
+    assert await storage.store.delete(USER) is True
+    assert storage.store.epoch(USER) == epoch + 1
+    assert (await storage.store.load(USER)).is_empty()
+    assert await storage.store.delete(USER) is False
+    assert USER not in await storage.store.last_written()
+    assert USER not in await storage.store.user_ids()
+
+
+async def test_export_is_the_memory_as_json(storage: Storage) -> None:
+    async with storage.store.edit(USER) as draft:
+        draft.facts.append(long_fact(7))
+    exported = json.loads(await storage.store.export_bytes(USER))
+    assert exported["facts"][0]["content"] == long_fact(7).content
+    assert MemoryFile.model_validate(exported).model_dump() == (await storage.store.load(USER)).model_dump()
+
+
+async def test_last_written_and_user_ids_list_every_user_with_memory(storage: Storage) -> None:
+    for uid in (USER, OTHER):
+        async with storage.store.edit(uid) as draft:
+            draft.facts.append(long_fact(uid % 97))
+    written = await storage.store.last_written()
+    assert set(written) == {USER, OTHER}
+    now = datetime.now(UTC).timestamp()
+    assert all(now - 300 < moment <= now + 5 for moment in written.values())
+    assert await storage.store.user_ids() == sorted([USER, OTHER])
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "12a", "-5", "0", True])
+async def test_a_user_id_that_is_not_a_snowflake_is_refused(storage: Storage, bad: object) -> None:
+    with pytest.raises(InvalidUserId):
+        await storage.store.load(bad)  # type: ignore[arg-type]
+
+
+# --- pending turns ----------------------------------------------------------------------------------------------
+
+KEY = ConversationKey(900, USER, Place.channel(901, 902))
+DM_KEY = ConversationKey(800, USER, Place.dm())
+
+
+async def test_added_turns_are_pending_in_order_with_their_place(storage: Storage) -> None:
+    await storage.queue.add(KEY, [turn(1), turn(2)])
+    await storage.queue.add(DM_KEY, [turn(3)])
+    pending = await storage.queue.pending_turns_of(USER)
+    assert [(item.key, item.turn.turn_id) for item in pending] == [(KEY, "t1"), (KEY, "t2"), (DM_KEY, "t3")]
+    assert pending[0].turn == turn(1)
+    assert await storage.queue.pending_turns_of(OTHER) == []
+
+
+async def test_a_claimed_batch_that_is_settled_is_no_longer_pending(storage: Storage) -> None:
+    await storage.queue.add(KEY, [turn(1), turn(2)])
+    claim = await storage.queue.claim(KEY, [turn(1), turn(2)])
+    assert [t.turn_id for t in claim.turns] == ["t1", "t2"]
+    async with storage.store.edit(USER, settles=claim) as draft:
+        draft.appliedTurnIds.extend(claim.turn_ids)
+    await storage.queue.done(USER, claim.turn_ids)
+    assert await storage.queue.pending_turns_of(USER) == []
+    assert (await storage.store.load(USER)).appliedTurnIds == ["t1", "t2"]
+
+
+async def test_pending_turns_survive_a_crash_and_are_resumed(
+    backend: str, url: str | None, tmp_path: Path
+) -> None:
+    async with open_storage(backend, tmp_path, url) as first:
+        await first.queue.add(KEY, [turn(1), turn(2)])
+        await first.queue.add(ConversationKey(1, OTHER), [turn(3, OTHER)])
+        done = await first.queue.claim(KEY, [turn(2)])
+        async with first.store.edit(USER, settles=done):
+            pass
+        await first.queue.done(USER, ["t2"])
+    async with open_storage(backend, tmp_path, url) as restarted:
+        resumed = await restarted.queue.resume()
+    assert sorted((item.key.user_id, item.turn.turn_id) for item in resumed) == [(USER, "t1"), (OTHER, "t3")]
+
+
+async def test_purge_drops_everything_of_the_user_only(backend: str, url: str | None, tmp_path: Path) -> None:
+    async with open_storage(backend, tmp_path, url) as first:
+        await first.queue.add(KEY, [turn(1, text="my secret diagnosis")])
+        await first.queue.add(ConversationKey(1, OTHER), [turn(2, OTHER)])
+        await first.queue.failed(USER, ["t1"], permanent=True)
+        await first.queue.purge(USER)
+        assert await first.queue.pending_turns_of(USER) == []
+    async with open_storage(backend, tmp_path, url) as restarted:
+        resumed = await restarted.queue.resume()
+    assert [(item.key.user_id, item.turn.turn_id) for item in resumed] == [(OTHER, "t2")]
+
+
+async def test_failures_are_counted_across_restarts_and_a_parked_batch_is_not_resumed(
+    backend: str, url: str | None, tmp_path: Path
+) -> None:
+    async with open_storage(backend, tmp_path, url) as first:
+        await first.queue.add(KEY, [turn(1), turn(2)])
+        await first.queue.add(DM_KEY, [turn(3)])
+        await first.queue.failed(USER, ["t1", "t2"], permanent=True)
+        counts = await first.queue.failed(USER, ["t1", "t2"], permanent=False)
+        assert (counts.permanent, counts.transient) == (1, 1)
+    async with open_storage(backend, tmp_path, url) as second:
+        await second.queue.resume()
+        counts = await second.queue.failed(USER, ["t1"], permanent=True)
+        assert (counts.permanent, counts.transient) == (2, 1)
+        await second.queue.park(USER, ["t1", "t2"])
+        assert [item.turn.turn_id for item in await second.queue.pending_turns_of(USER)] == ["t3"]
+    async with open_storage(backend, tmp_path, url) as third:
+        assert [item.turn.turn_id for item in await third.queue.resume()] == ["t3"]
