@@ -378,9 +378,10 @@ class Journal:
         if turn_ids:
             await self._append([{"op": "parked", "user": str(user_id), "turnIds": turn_ids, "at": iso(utc_now())}])
 
-    async def purge(self, user_id: int) -> None:
+    async def purge(self, user_id: int, *, wiped: bool = False) -> None:
         """Drop everything pending or parked for the user (a `/memory forget`) from the file itself, and their
-        records from unreadable lines kept aside; returns once that is on disk.
+        records from unreadable lines kept aside; returns once that is on disk. (`wiped` needs nothing more here:
+        one process owns the journal, and its learning tickets already drop turns from before a wipe.)
 
         The journal is rewritten at once (atomically) without them. Should that fail, a purge record is appended
         instead, so a restart still never brings them back, and the next compaction removes the text.

@@ -537,7 +537,11 @@ class MemoryService:
         its server's public ones, shared facts); empty while the user is in fresh mode."""
         if self.modes_of(user_id).fresh:
             return MemoryPrompt()
-        memory, revision = await self.store.load_with_revision(user_id)
+        try:
+            memory, revision = await self.store.load_with_revision(user_id)
+        except OSError as error:  # the database is down: answer without memory rather than not at all
+            log.warning("memory of user %s unavailable for a reply (%s)", user_id, error.strerror or error)
+            return MemoryPrompt()
         if memory.is_empty():
             return MemoryPrompt()
         reading = reader(place, self.policy.scope)
@@ -754,7 +758,7 @@ class MemoryService:
             appending = set(self._appending.values())
             if appending:  # turns accepted just before: let them land, then purge them with the rest
                 await asyncio.wait(appending)
-            await self.journal.purge(user_id)
+            await self.journal.purge(user_id, wiped=True)
         existed = await self.store.delete(user_id)
         for selection_key in {str(user_id), *self._selection_keys.pop(user_id, set())}:
             self.selector.forget(selection_key)

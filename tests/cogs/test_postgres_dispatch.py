@@ -1,17 +1,29 @@
 """The bot on PostgreSQL (DATABASE_URL), through discord.py's own dispatch: a DM is learned into the database, not
-into DATA_DIR; the next reply's prompt carries it; forgetting deletes the row and the pending turns for real."""
+into DATA_DIR; the next reply's prompt carries it; forgetting deletes the row and the pending turns for real; a
+database outage costs a reply its memory, never the reply, and the pool reconnects by itself afterwards."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import asyncpg
+import pytest
 
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
 from tests.llm_server import extraction
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
+
+
+async def admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(url.rsplit("/", 1)[0] + "/postgres")
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
 
 
 async def rows(url: str, query: str) -> list[Any]:
@@ -47,3 +59,37 @@ async def test_memory_goes_to_the_database_and_comes_back_in_the_next_reply(
     assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM memories")] == [BOB_ID]
     leftovers = await rows(postgres_url, "SELECT turn::text AS turn FROM pending_turns")
     assert not any("bees" in row["turn"] or "sell" in row["turn"] for row in leftovers)
+
+
+VESPA = "Restores old Vespa scooters in a garage behind the bakery on Rue Oberkampf."
+
+
+async def test_a_database_outage_costs_the_reply_its_memory_not_the_reply(
+    postgres_url: str, make_harness: MakeHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(database_url=postgres_url)
+    scene = make_scene(h)
+    h.llm.extract = lambda body: extraction(facts=[(VESPA, "personal")])
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "I restore Vespas."))
+    await h.settle()
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I fix?"))
+    assert VESPA in str(h.llm.chat_requests[-1]["messages"])
+
+    name = postgres_url.rsplit("/", 1)[1]
+    await admin(
+        postgres_url,
+        f"ALTER DATABASE {name} ALLOW_CONNECTIONS false",
+        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'",
+    )
+    caplog.set_level(logging.WARNING)
+    h.memory.store._cache.clear()  # type: ignore[union-attr]  # a reply that must read the database
+    sent = len(h.discord.sent)
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "are you there?"))
+    assert len(h.discord.sent) == sent + 1  # answered
+    assert VESPA not in str(h.llm.chat_requests[-1]["messages"])
+    assert any(f"memory of user {ALICE_ID} unavailable for a reply" in r.getMessage() for r in caplog.records)
+    assert not any("Vespa" in r.getMessage() for r in caplog.records)  # ids and reasons, never the words
+
+    await admin(postgres_url, f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "and now?"))
+    assert VESPA in str(h.llm.chat_requests[-1]["messages"])  # the pool reconnected by itself

@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -41,6 +42,12 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 _DATABASE_ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, *TRANSIENT_ERRORS)
+
+
+class _Transaction(AsyncExitStack):
+    """A pooled connection and its open transaction, unwound together."""
+
+    connection: asyncpg.Connection
 
 
 class StorageUnavailable(OSError):
@@ -129,21 +136,54 @@ class Database:
         return self._pool
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        """A pooled connection; connection-level failures become `StorageUnavailable` (no retry: see `run`)."""
+    async def transaction(
+        self, prepare: Callable[[asyncpg.Connection], Awaitable[object]] | None = None
+    ) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection inside one transaction, committed when the body returns, rolled back when it raises.
+
+        Getting there (acquiring, BEGIN, then `prepare`, e.g. taking a lock) is retried like `run` when the
+        connection turns out dead, which the pool only finds out by using it; the body itself runs once.
+        """
+        stack = await self._begin(prepare)
         try:
-            async with self.pool.acquire() as conn:
-                yield conn
+            async with stack:
+                yield stack.connection
         except StorageUnavailable:
             raise
         except _DATABASE_ERRORS as error:
             raise StorageUnavailable(f"database error: {reason_of(error)}") from error
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
-        """A pooled connection inside one transaction (committed when the body returns)."""
-        async with self.connection() as conn, conn.transaction():
-            yield conn
+    async def _begin(self, prepare: Callable[[asyncpg.Connection], Awaitable[object]] | None) -> _Transaction:
+        for attempt in range(RETRY_ATTEMPTS):
+            stack = _Transaction()
+            try:
+                conn = await stack.enter_async_context(self.pool.acquire())
+                await stack.enter_async_context(conn.transaction())
+                if prepare is not None:
+                    await prepare(conn)
+            except TRANSIENT_ERRORS as error:
+                with contextlib.suppress(*_DATABASE_ERRORS):
+                    await stack.aclose()
+                if attempt + 1 == RETRY_ATTEMPTS:
+                    raise StorageUnavailable(f"database unreachable: {reason_of(error)}") from error
+                await self._backoff(attempt, error)
+                continue
+            except asyncpg.PostgresError as error:
+                with contextlib.suppress(*_DATABASE_ERRORS):
+                    await stack.aclose()
+                raise StorageUnavailable(f"database error: {reason_of(error)}") from error
+            except BaseException:
+                await stack.aclose()
+                raise
+            stack.connection = conn
+            return stack
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    async def _backoff(attempt: int, error: BaseException) -> None:
+        delay = RETRY_BASE_SECONDS * 2**attempt * (0.5 + random.random())
+        log.warning("database: %s; retrying in %.1fs", reason_of(error), delay)
+        await asyncio.sleep(delay)
 
     async def run(
         self, work: Callable[[asyncpg.Connection], Awaitable[_T]], *, transaction: bool = True
@@ -162,9 +202,7 @@ class Database:
             except TRANSIENT_ERRORS as error:
                 if attempt + 1 == RETRY_ATTEMPTS:
                     raise StorageUnavailable(f"database unreachable: {reason_of(error)}") from error
-                delay = RETRY_BASE_SECONDS * 2**attempt * (0.5 + random.random())
-                log.warning("database: %s; retrying in %.1fs", reason_of(error), delay)
-                await asyncio.sleep(delay)
+                await self._backoff(attempt, error)
             except asyncpg.PostgresError as error:
                 raise StorageUnavailable(f"database error: {reason_of(error)}") from error
         raise AssertionError("unreachable")

@@ -36,6 +36,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory documents and pending turns",
         """
         CREATE SEQUENCE memory_revisions;
+        CREATE TABLE user_wipes (
+            user_id     bigint PRIMARY KEY,
+            wiped_at    timestamptz NOT NULL
+        );
         CREATE TABLE memories (
             user_id     bigint PRIMARY KEY,
             doc         jsonb NOT NULL,

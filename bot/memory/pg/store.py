@@ -4,7 +4,8 @@
   so an unchanged memory costs one short query, not a JSON parse.
 - `edit` is the read-modify-write: one transaction holding the user's advisory lock (`pg_advisory_xact_lock` on
   the user id), so updates from any number of processes serialise and none is lost. The body runs inside it, so
-  callers do slow work (the extraction's network call) before, never inside.
+  callers do slow work (the extraction's network call) before, never inside. Within a process, edits of one user
+  queue on a local lock first, so waiters never sit on pooled connections other users' replies need.
 - `edit(..., settles=claim)` deletes the claimed pending turns in that same transaction, or raises `ClaimLost`
   when they are gone: the memory and "these turns are done" commit together, so a batch is applied exactly once
   even when another process took it over.
@@ -14,9 +15,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import json
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,6 +48,11 @@ def user_key(user_id: int | str) -> int:
     return uid
 
 
+async def _lock_user(conn: asyncpg.Connection, *, uid: int) -> None:
+    """The user's lock across processes, held until the transaction ends."""
+    await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
+
+
 @dataclass(slots=True)
 class _Cached:
     revision: int
@@ -58,6 +67,7 @@ class PostgresMemoryStore:
         self._cache: OrderedDict[int, _Cached] = OrderedDict()
         self._cache_size = cache_size
         self._epochs: dict[int, int] = {}
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._empty_revisions = itertools.count(-1, -1)  # a missing row: a number no stored revision can be
         self.cache_hits = 0
         self.cache_misses = 0
@@ -67,6 +77,13 @@ class PostgresMemoryStore:
 
     def epoch(self, user_id: int | str) -> int:
         return self._epochs.get(user_key(user_id), 0)
+
+    def _lock_for(self, uid: int) -> asyncio.Lock:
+        lock = self._locks.get(uid)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[uid] = lock
+        return lock
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -126,8 +143,8 @@ class PostgresMemoryStore:
     async def edit(self, user_id: int | str, *, settles: Claim | None = None) -> AsyncIterator[MemoryFile]:
         """Read-modify-write in one transaction under the user's lock; saves the yielded copy if it changed."""
         uid = user_key(user_id)
-        async with self.database.transaction() as conn:
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
+        lock = functools.partial(_lock_user, uid=uid)
+        async with self._lock_for(uid), self.database.transaction(prepare=lock) as conn:
             if settles is not None and settles.owner is not None:
                 await self._settle(conn, uid, settles)
             row = await conn.fetchrow("SELECT revision, doc::text AS doc FROM memories WHERE user_id = $1", uid)
@@ -168,7 +185,7 @@ class PostgresMemoryStore:
         uid = user_key(user_id)
 
         async def work(conn: asyncpg.Connection) -> int:
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
+            await _lock_user(conn, uid=uid)
             return await self._write(conn, uid, memory)
 
         revision = await self.database.run(work)
@@ -180,7 +197,7 @@ class PostgresMemoryStore:
         self._epochs[uid] = self._epochs.get(uid, 0) + 1
 
         async def work(conn: asyncpg.Connection) -> bool:
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
+            await _lock_user(conn, uid=uid)
             return await conn.fetchval("DELETE FROM memories WHERE user_id = $1 RETURNING true", uid) is not None
 
         existed = await self.database.run(work)

@@ -9,7 +9,11 @@
   background task in every process runs it, so the turns of a dead process are finished by another, or by itself
   once restarted. A process that shuts down cleanly releases what it still holds, for the next one to take at once.
 - `purge` deletes the user's rows outright, claimed or not, so a `/memory forget` in one process cancels work
-  another has claimed: that process's save then finds its claim gone and discards its result.
+  another has claimed: that process's save then finds its claim gone and discards its result. A wipe is also
+  recorded (user id and time, kept a day) and `add` refuses turns written before it: a message that reached another
+  process just before the user wiped their memory is not learned after the wipe, however long its reply took.
+  Clocks differ between machines, so turns up to `WIPE_MARGIN` after a wipe are refused too (not learning is the
+  safe side).
 - Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
   deleted by the same background task.
 """
@@ -37,6 +41,8 @@ from bot.memory.pg.store import user_key
 log = logging.getLogger(__name__)
 
 PARKED_RETENTION = timedelta(days=1)
+WIPE_MARGIN = timedelta(seconds=5)
+WIPES_KEPT = timedelta(days=1)
 TAKEOVER_BATCH = 500
 
 TakenOver = Callable[[list[PendingTurn]], None]
@@ -126,6 +132,7 @@ class PostgresTurnQueue:
                 " SELECT count(*) FROM gone",
                 PARKED_RETENTION,
             )
+            await conn.execute("DELETE FROM user_wipes WHERE wiped_at < now() - $1::interval", WIPES_KEPT)
             counts = await conn.fetchrow(
                 "SELECT count(*) FILTER (WHERE parked_at IS NULL) AS pending,"
                 " count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked FROM pending_turns"
@@ -145,13 +152,15 @@ class PostgresTurnQueue:
         place = json.dumps(key.place.to_json())
         hold = timedelta(seconds=self.orphan_seconds)
         rows = [
-            (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold)
+            (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold,
+             turn.at - WIPE_MARGIN)
             for turn in turns
         ]
         await self.database.run(
             lambda conn: conn.executemany(
                 "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until)"
-                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval)"
+                " SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval"
+                " WHERE NOT EXISTS (SELECT 1 FROM user_wipes WHERE user_id = $1 AND wiped_at >= $8)"
                 " ON CONFLICT (user_id, turn_id) DO NOTHING",
                 rows,
             )
@@ -239,9 +248,21 @@ class PostgresTurnQueue:
             turn_ids,
         )
 
-    async def purge(self, user_id: int) -> None:
-        """Delete every pending or parked turn of the user, whoever holds it."""
-        await self.database.execute("DELETE FROM pending_turns WHERE user_id = $1", user_key(user_id))
+    async def purge(self, user_id: int, *, wiped: bool = False) -> None:
+        """Delete every pending or parked turn of the user, whoever holds it; `wiped` (the user forgot everything)
+        also refuses turns written before now that any process adds later."""
+        uid = user_key(user_id)
+
+        async def work(conn: asyncpg.Connection) -> None:
+            await conn.execute("DELETE FROM pending_turns WHERE user_id = $1", uid)
+            if wiped:
+                await conn.execute(
+                    "INSERT INTO user_wipes (user_id, wiped_at) VALUES ($1, now())"
+                    " ON CONFLICT (user_id) DO UPDATE SET wiped_at = EXCLUDED.wiped_at",
+                    uid,
+                )
+
+        await self.database.run(work)
 
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         rows = await self.database.fetch(

@@ -1,0 +1,57 @@
+"""PostgreSQL-only behaviour: a wipe in one process refuses turns written before it that another process adds
+later, and the pool reconnects after the server dropped its connections."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import asyncpg
+
+from bot.memory.models import ConversationKey, Turn
+from tests.memory.storage_backends import open_storage
+
+USER = 812345678901234567
+OTHER = 812345678901234568
+KEY = ConversationKey(5, USER)
+
+
+def turn(turn_id: str, at: datetime) -> Turn:
+    return Turn("user", USER, "ana", "my new phone number is 555 0199", at, turn_id)
+
+
+async def admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(url.rsplit("/", 1)[0] + "/postgres")
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def test_a_turn_written_before_a_wipe_in_another_process_is_not_taken(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    async with open_storage("postgres", tmp_path, postgres_url) as wiping, \
+            open_storage("postgres", tmp_path, postgres_url) as slow:
+        await wiping.queue.purge(USER, wiped=True)
+        late = [turn("before", now - timedelta(seconds=30)), turn("after", now + timedelta(minutes=1))]
+        await slow.queue.add(KEY, late)
+        assert [item.turn.turn_id for item in await slow.queue.pending_turns_of(USER)] == ["after"]
+
+        other = ConversationKey(5, OTHER)
+        await wiping.queue.purge(OTHER)  # a purge without a wipe (a pause, incognito) refuses nothing later
+        await slow.queue.add(other, [Turn("user", OTHER, "bo", "hi", now - timedelta(minutes=5), "old")])
+        assert [item.turn.turn_id for item in await slow.queue.pending_turns_of(OTHER)] == ["old"]
+
+
+async def test_the_pool_reconnects_after_the_server_dropped_its_connections(postgres_url: str, tmp_path: Path) -> None:
+    async with open_storage("postgres", tmp_path, postgres_url) as storage:
+        async with storage.store.edit(USER) as draft:
+            draft.appliedTurnIds.append("t1")
+        name = postgres_url.rsplit("/", 1)[1]
+        await admin(postgres_url, f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+        async with storage.store.edit(USER) as draft:  # on a fresh connection, after a retry
+            draft.appliedTurnIds.append("t2")
+        assert (await storage.store.load(USER)).appliedTurnIds == ["t1", "t2"]
