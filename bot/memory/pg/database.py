@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 RETRY_ATTEMPTS = 4
+CONNECT_TIMEOUT_SECONDS = 10.0
 RETRY_BASE_SECONDS = 0.2
 
 # Errors after which the same work may succeed on a fresh connection.
@@ -109,6 +110,7 @@ class Database:
                 # The client gives up a little after the server would have: the server's timeout is the rule.
                 command_timeout=self.statement_timeout + 5,
                 max_inactive_connection_lifetime=300,
+                timeout=CONNECT_TIMEOUT_SECONDS,  # a host that drops packets fails at start, not a minute later
                 server_settings={
                     "application_name": self.application_name,
                     "statement_timeout": timeout_ms,
