@@ -60,6 +60,18 @@ def _places_text(scope: str) -> str:
     )
 
 
+def _where_text(settings: Settings) -> str:
+    if settings.database_url is not None:
+        return (
+            "- In a PostgreSQL database run by whoever runs this bot (the operator), shared by the bot's processes "
+            "and reachable only with the bot's database password."
+        )
+    return (
+        "- In files on the server of whoever runs this bot (the operator), readable only by the bot's own system "
+        "account."
+    )
+
+
 def privacy_statement(
     settings: Settings,
     *,
@@ -77,8 +89,9 @@ def privacy_statement(
         "mind, recent months, earlier context, background) and a list of facts. "
         "It does not keep a transcript of your messages.",
         f"- Your recent messages to it and its replies, only until they are distilled: normally at most "
-        f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait on the bot's "
-        "disk until it can; messages it keeps failing on are dropped a day after it gives up on them. "
+        f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait in the bot's "
+        f"{'database' if settings.database_url is not None else 'files'} until it can; messages it keeps failing "
+        "on are dropped a day after it gives up on them. "
         "`/memory forget` deletes them at once.",
         "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
         "text), so you can ask it \"What did you remember?\".",
@@ -86,8 +99,7 @@ def privacy_statement(
         "fresh).",
         "",
         "**Where**",
-        "- In files on the server of whoever runs this bot (the operator), readable only by the bot's own system "
-        "account.",
+        _where_text(settings),
         f"- Your messages are sent to **{endpoint_name(settings)}** to write the replies and to distil the "
         "profile.",
         "",
@@ -96,7 +108,8 @@ def privacy_statement(
         "",
         "**Who can see it**",
         "- You, with the commands below (only you see their answers). It goes into the bot's replies to you and "
-        "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its disk.",
+        "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its "
+        f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
         "",
         "**See, export and delete it**",

@@ -42,6 +42,18 @@ async def test_the_statement_follows_the_settings(make_harness: MakeHarness) -> 
     assert "In Test server" not in text  # a DM: no server switches to report
 
 
+async def test_with_a_database_the_statement_says_where_memory_is(
+    postgres_url: str, make_harness: MakeHarness
+) -> None:
+    files = await ask(h := await make_harness(), make_interaction(make_scene(h).alice_user))
+    assert "In files on the server" in files and "PostgreSQL" not in files
+    db = await make_harness(data_dir=h.settings.data_dir.parent / "db-data", database_url=postgres_url)
+    text = await ask(db, make_interaction(make_scene(db).alice_user))
+    assert "In a PostgreSQL database" in text and "In files" not in text
+    assert "wait in the bot's database" in text and "access to its database" in text
+    assert postgres_url not in text and "127.0.0.1" not in text
+
+
 async def test_forever_and_no_contact_are_said_plainly(make_harness: MakeHarness) -> None:
     h = await make_harness(memory_retention_days=0)
     text = await ask(h, make_interaction(make_scene(h).alice_user))
