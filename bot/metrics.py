@@ -141,6 +141,7 @@ class _Collector(Collector):
         extractions.add_metric(["failed"], engine.batches_failed)
         extractions.add_metric(["requeued"], engine.batches_requeued)
         extractions.add_metric(["parked"], engine.batches_parked)
+        extractions.add_metric(["discarded"], engine.batches_discarded)
         yield extractions
         yield CounterMetricFamily(
             "memorybot_facts_stored", "New facts saved by extractions.", value=engine.facts_stored
@@ -148,6 +149,11 @@ class _Collector(Collector):
         yield GaugeMetricFamily(
             "memorybot_journal_pending_turns", "Turns waiting in the journal for extraction.",
             value=engine.turns_pending,
+        )
+        yield CounterMetricFamily(
+            "memorybot_turns_taken_over",
+            "Pending turns this process took over from a process that died or shut down (PostgreSQL).",
+            value=engine.turns_taken_over,
         )
         yield CounterMetricFamily(
             "memorybot_memory_cache_hits", "Memory reads answered from the in-RAM cache.", value=engine.cache_hits

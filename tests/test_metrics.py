@@ -104,6 +104,8 @@ async def test_a_reply_and_an_extraction_move_the_counters(make_harness: MakeHar
     assert value(failed, "memorybot_llm_errors_total", purpose="extraction", kind="rate_limited") >= 1
     assert value(failed, "memorybot_extractions_total", outcome="requeued") >= 1
     assert ("memorybot_extractions_total", (("outcome", "parked"),)) in failed  # exported, even at 0
+    assert value(failed, "memorybot_extractions_total", outcome="discarded") == 0
+    assert value(failed, "memorybot_turns_taken_over_total") == 0  # one process on files: never
 
     # The gateway gauge follows the session.
     h.bot.dispatch("ready")

@@ -166,6 +166,7 @@ class EngineStats:
     batches_saved: int = 0
     batches_failed: int = 0
     batches_parked: int = 0
+    batches_discarded: int = 0  # extracted, then thrown away: forgotten meanwhile, or taken over by another process
     turns_skipped_paused: int = 0
     turns_skipped_forgotten: int = 0
     facts_added: int = 0
@@ -441,9 +442,11 @@ class MemoryService:
                 if new_ids:
                     draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
         except _Forgotten:
+            self.stats.batches_discarded += 1
             log.info("memory update for %s discarded: the user wiped their memory meanwhile", key.label())
             return
         except ClaimLost:
+            self.stats.batches_discarded += 1
             log.info("memory update for %s discarded: its turns were forgotten or taken over meanwhile", key.label())
             return
         except OSError as error:  # disk full, I/O error: the old file is intact
@@ -838,8 +841,10 @@ class MemoryService:
             batches_failed=self.stats.batches_failed,
             batches_requeued=self.stats.batches_requeued,
             batches_parked=self.stats.batches_parked,
+            batches_discarded=self.stats.batches_discarded,
             facts_stored=self.stats.facts_added,
             turns_pending=self.journal.pending if self.journal is not None else self.debouncer.pending_turns,
+            turns_taken_over=self.journal.taken_over if self.journal is not None else 0,
             cache_hits=self.store.cache_hits,
             cache_misses=self.store.cache_misses,
             extraction_requests=self.extractor.calls.requests,

@@ -24,8 +24,10 @@ class EngineSnapshot:
     batches_failed: int
     batches_requeued: int
     batches_parked: int
+    batches_discarded: int
     facts_stored: int
     turns_pending: int
+    turns_taken_over: int
     cache_hits: int
     cache_misses: int
     extraction_requests: int

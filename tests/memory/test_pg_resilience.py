@@ -55,3 +55,19 @@ async def test_the_pool_reconnects_after_the_server_dropped_its_connections(post
         async with storage.store.edit(USER) as draft:  # on a fresh connection, after a retry
             draft.appliedTurnIds.append("t2")
         assert (await storage.store.load(USER)).appliedTurnIds == ["t1", "t2"]
+
+
+async def test_turns_held_by_a_process_that_died_are_taken_over_once_and_counted(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    async with open_storage("postgres", tmp_path, postgres_url, orphan_seconds=0) as dead, \
+            open_storage("postgres", tmp_path, postgres_url, orphan_seconds=60) as alive, \
+            open_storage("postgres", tmp_path, postgres_url, orphan_seconds=60) as third:
+        await dead.queue.add(KEY, [turn("t1", now), turn("t2", now)])  # held for 0 s: as if its process died
+        taken, again = await alive.queue.take_over(), await third.queue.take_over()  # type: ignore[attr-defined]
+        assert sorted(item.turn.turn_id for item in taken) == ["t1", "t2"] and again == []
+        assert (alive.queue.taken_over, third.queue.taken_over) == (2, 0)
+        claim = await third.queue.claim(KEY, [item.turn for item in taken])
+        assert claim.turns == ()  # leased to the process that took them over
+

@@ -71,6 +71,7 @@ class PostgresTurnQueue:
         self.sweep_seconds = sweep_seconds if sweep_seconds is not None else max(1.0, min(lease_seconds, 60.0) / 4)
         self._pending = 0
         self._parked = 0
+        self._taken_over = 0
         self._on_taken: TakenOver | None = None
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -82,6 +83,10 @@ class PostgresTurnQueue:
     @property
     def parked(self) -> int:
         return self._parked
+
+    @property
+    def taken_over(self) -> int:
+        return self._taken_over
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -206,6 +211,7 @@ class PostgresTurnQueue:
         )
         taken = [_pending_turn(row) for row in sorted(rows, key=lambda row: row["seq"])]
         if taken:
+            self._taken_over += len(taken)
             log.info("pending turns: took over %d turns abandoned by another process", len(taken))
         return taken
 
