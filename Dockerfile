@@ -60,7 +60,7 @@ RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     done \
  && rm -f /tmp/original.so \
  && python -m pip uninstall -y -q pip setuptools wheel \
- && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
+ && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client, asyncpg; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
  && find /opt/venv -depth -type d -name __pycache__ -exec rm -rf {} +
 
 # ---------------------------------------------------------------------------------------------------------
