@@ -1,4 +1,5 @@
-"""The command line behind `python -m bot`: runs the Discord bot, or `console` to chat in the terminal.
+"""The command line behind `python -m bot`: runs the Discord bot, `console` to chat in the terminal, or `migrate`
+and `import-files` to prepare a PostgreSQL database (`bot.database_commands`).
 
 Start-up failures an admin can fix (missing or malformed settings, an unusable DATA_DIR) print one line naming the
 problem and exit with status 2, without a traceback and without ever printing a secret. SIGTERM and SIGINT stop
@@ -30,6 +31,7 @@ log = logging.getLogger("bot")
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
 
 Connect = Callable[["MemoryBot"], Coroutine[Any, Any, object]]
 """How the bot reaches Discord: logs in and runs until closed (tests pass one that never touches the network)."""
@@ -84,7 +86,31 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     console.add_argument("--user-id", type=_user_id, required=True, help="the Discord user id whose memory to use")
     console.add_argument("--name", default="you", help="the display name to use for you")
     sub.add_parser("healthcheck", help="exit 0 when the running bot's heartbeat is fresh and connected")
+    sub.add_parser("migrate", help="create or upgrade the PostgreSQL schema (DATABASE_URL)")
+    importer = sub.add_parser("import-files", help="copy a data folder's memory into PostgreSQL (DATABASE_URL)")
+    importer.add_argument(
+        "folder", type=Path, metavar="DIR", help="the data folder (DATA_DIR) to import; it is left unchanged"
+    )
     return parser.parse_args(argv)
+
+
+def run_database_command(args: argparse.Namespace) -> int:
+    """`migrate` and `import-files`: they need DATABASE_URL, not the Discord token or the LLM settings."""
+    from bot.config import load_database_settings
+    from bot.database_commands import CommandFailed, import_files_command, migrate_command
+
+    try:
+        settings = load_database_settings()
+    except SettingsError as error:
+        return _fail(str(error))
+    try:
+        if args.command == "migrate":
+            return migrate_command(settings)
+        return import_files_command(settings, args.folder)
+    except CommandFailed as error:
+        return _fail(str(error), EXIT_RUNTIME)
+    except KeyboardInterrupt:
+        return _fail("interrupted; it is safe to run the command again to finish", EXIT_INTERRUPTED)
 
 
 def _install_stop_handlers(stop: asyncio.Event) -> None:
@@ -195,6 +221,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
         from bot.health import healthcheck_main
 
         return healthcheck_main()
+    if args.command in ("migrate", "import-files"):
+        return run_database_command(args)
 
     overrides: dict[str, object] = {}
     if args.command == "console" and not os.environ.get("DISCORD_TOKEN"):

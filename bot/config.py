@@ -206,3 +206,19 @@ def load_settings(**overrides: Any) -> Settings:
             "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
         )
     return settings
+
+
+DATABASE_URL_EXAMPLE = "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+
+
+def load_database_settings() -> Settings:
+    """The settings for the database commands (`migrate`, `import-files`): they need DATABASE_URL, not the
+    Discord token or the LLM endpoint, so an operator can prepare the database before configuring the rest.
+    Raises `SettingsError` with one readable line."""
+    try:
+        settings = Settings(discord_token="unused-by-the-database-commands")  # noqa: S106 (a placeholder)
+    except ValidationError as error:
+        raise SettingsError(describe_validation_error(error)) from None
+    if settings.database_url is None:
+        raise SettingsError(f"DATABASE_URL is not set: the PostgreSQL database to use ({DATABASE_URL_EXAMPLE})")
+    return settings

@@ -18,7 +18,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
@@ -57,20 +57,47 @@ class StorageUnavailable(OSError):
 
 def describe_url(url: str) -> str:
     """`host:port/database` of a URL, for messages: never the user name or password."""
-    parts = urlsplit(url)
-    host = parts.hostname or "localhost"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a malformed host or port: say nothing more of it
+        return "(an unparsable DATABASE_URL)"
     return f"{host}{port}{parts.path or '/'}"
+
+
+def database_secrets(url: str) -> list[str]:
+    """What of DATABASE_URL must never reach a log: the whole URL and its password (as written and decoded)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    return [url] + ([password, unquote(password)] if password else [])
 
 
 def is_postgres_url(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
 
 
+# What an operator should hear for the errors a wrong URL or an unready server gives (PostgreSQL's own messages
+# could quote data, so only these fixed phrases are used).
+_SQLSTATE_REASONS = {
+    "22P05": "text PostgreSQL cannot store (a NUL character)",
+    "28P01": "password authentication failed",
+    "28000": "the role does not exist or may not connect",
+    "3D000": "the database does not exist",
+    "42501": "permission denied",
+    "53300": "too many connections",
+    "57P03": "the server is starting up or shutting down",
+}
+
+
 def reason_of(error: BaseException) -> str:
     """A short, secret-free description of a database error."""
     if isinstance(error, asyncpg.PostgresError):
-        return f"{type(error).__name__} ({getattr(error, 'sqlstate', '?')})"
+        sqlstate = getattr(error, "sqlstate", "?")
+        phrase = _SQLSTATE_REASONS.get(sqlstate, type(error).__name__)
+        return f"{phrase} ({sqlstate})"
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return type(error).__name__
@@ -120,7 +147,7 @@ class Database:
             )
         except _DATABASE_ERRORS as error:
             raise StorageUnavailable(f"cannot connect to PostgreSQL at {self.where}: {reason_of(error)}") from None
-        except ValueError as error:  # a malformed URL
+        except (ValueError, OverflowError) as error:  # a malformed URL (a port past 65535 is an OverflowError)
             raise StorageUnavailable(f"DATABASE_URL is not a valid PostgreSQL URL ({type(error).__name__})") from None
 
     async def close(self) -> None:
