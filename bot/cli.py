@@ -124,14 +124,6 @@ async def connect_to_discord(bot: MemoryBot) -> None:
     await bot.start(bot.resources.settings.discord_token.get_secret_value())
 
 
-def database_secrets(url: str) -> list[str]:
-    """What of DATABASE_URL must never reach a log: the whole URL and its password."""
-    from urllib.parse import unquote, urlsplit
-
-    password = urlsplit(url).password
-    return [url] + ([password, unquote(password)] if password else [])
-
-
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text if len(text) <= 200 else text[:199] + "…"
@@ -242,6 +234,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
     if settings.database_url is not None:
+        from bot.memory.pg.database import database_secrets
+
         secrets.extend(database_secrets(settings.database_url.get_secret_value()))
     log_file = None
     if args.command == "console":
