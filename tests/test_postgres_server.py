@@ -40,9 +40,9 @@ async def test_the_server_runs_as_a_user_other_than_root(postgres_url: str) -> N
     try:
         backend = await connection.fetchval("SELECT pg_backend_pid()")
         data_directory = await connection.fetchval("SELECT current_setting('data_directory')")
+        uid = process_uid(backend)  # while connected: the backend process ends with the connection
     finally:
         await connection.close()
-    uid = process_uid(backend)
     assert uid != 0
     assert os.stat(data_directory).st_uid == uid
     if os.geteuid() != 0:
