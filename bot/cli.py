@@ -151,8 +151,8 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     gc.collect()
     gc.freeze()
     log.info(
-        "starting: chat model %s, memory model %s, %d journaled turns resumed",
-        settings.chat_model, settings.effective_memory_model, resumed,
+        "starting: chat model %s, memory model %s, %d journaled turns resumed, %s",
+        settings.chat_model, settings.effective_memory_model, resumed, bot.shard_plan(),
     )
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())

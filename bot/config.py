@@ -20,6 +20,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 IdList = Annotated[frozenset[int], NoDecode]
+ShardIds = Annotated[tuple[int, ...] | None, NoDecode]
 
 
 class Settings(BaseSettings):
@@ -43,6 +44,8 @@ class Settings(BaseSettings):
     allow_dms: bool = True
     sync_commands: bool = False
     command_sync_guild_id: int | None = None
+    shard_count: int | None = Field(default=None, ge=1)
+    shard_ids: ShardIds = None
 
     # --- LLM endpoint ---
     openai_api_key: SecretStr | None = None
@@ -119,6 +122,15 @@ class Settings(BaseSettings):
             return frozenset(int(p) for p in parts)
         return value
 
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _split_shard_ids(cls, value: Any) -> Any:
+        """`2,3` (or spaces) as a list in order, so a repeated id can be reported; nothing listed means unset."""
+        if isinstance(value, str):
+            parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
+            return tuple(int(p) for p in parts) or None
+        return value
+
     @field_validator("discord_token", "openai_api_key", mode="before")
     @classmethod
     def _strip_secret(cls, value: Any) -> Any:
@@ -137,7 +149,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",
-        "chat_temperature", "database_url", "memory_lease_seconds", mode="before",
+        "chat_temperature", "database_url", "memory_lease_seconds", "shard_count", mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
@@ -205,6 +217,8 @@ def load_settings(**overrides: Any) -> Settings:
         raise SettingsError(
             "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
         )
+    if (problem := shard_problem(settings.shard_count, settings.shard_ids)) is not None:
+        raise SettingsError(f"invalid configuration: {problem}")
     return settings
 
 
@@ -222,3 +236,21 @@ def load_database_settings() -> Settings:
     if settings.database_url is None:
         raise SettingsError(f"DATABASE_URL is not set: the PostgreSQL database to use ({DATABASE_URL_EXAMPLE})")
     return settings
+
+
+def shard_problem(count: int | None, ids: tuple[int, ...] | None) -> str | None:
+    """Why SHARD_IDS cannot be run with SHARD_COUNT, or None. Every process of one bot is given the same count
+    and its own ids, so an id outside the count or listed twice is a slip worth stopping for."""
+    if ids is None:
+        return None
+    if count is None:
+        return "SHARD_IDS needs SHARD_COUNT, the total number of shards across all of the bot's processes"
+    outside = [shard for shard in ids if not 0 <= shard < count]
+    if outside:
+        listed = ",".join(str(shard) for shard in outside)
+        return f"SHARD_IDS lists {listed}, but with SHARD_COUNT={count} shard ids run from 0 to {count - 1}"
+    repeated = sorted({shard for shard in ids if ids.count(shard) > 1})
+    if repeated:
+        listed = ",".join(str(shard) for shard in repeated)
+        return f"SHARD_IDS lists {listed} more than once"
+    return None

@@ -8,17 +8,23 @@ The checking side is standard library only: the health check runs every 30 secon
 and must start fast and work without any bot settings (no DISCORD_TOKEN). So it reads its two settings itself
 (`health_settings`), resolved as pydantic-settings resolves them for the bot, instead of importing `bot.config`.
 Only the bot's writer imports the engine's atomic-write helper, when it first writes.
+
+A sharded bot's heartbeat also lists this process's shards (`shardCount`, and `shards`: id, connected, latency),
+and one disconnected shard makes the process unhealthy: its servers hear nothing from the bot, however well the
+other shards are doing. A heartbeat without `shards` (written by an older bot) is judged by `connected` alone.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from bot.shards import ShardHealth, describe_shards
 
 HEARTBEAT_FILE = "heartbeat.json"
 """File name of the heartbeat, directly inside DATA_DIR."""
@@ -95,8 +101,21 @@ def heartbeat_path(data_dir: Path) -> Path:
     return Path(data_dir) / HEARTBEAT_FILE
 
 
-async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float | None, guilds: int) -> None:
-    """Record that the bot is alive, and whether it is connected to Discord right now.
+def _milliseconds(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 1)
+
+
+async def write_heartbeat(
+    data_dir: Path,
+    *,
+    connected: bool,
+    latency_ms: float | None,
+    guilds: int,
+    shards: Sequence[ShardHealth] | None = None,
+    shard_count: int | None = None,
+) -> None:
+    """Record that the bot is alive, and whether it is connected to Discord right now (`connected`: every shard of
+    this process is; `shards`, when given, says which are).
 
     The blocking file write runs in a worker thread so the event loop (and the Discord gateway heartbeat it
     keeps) is never held up by a slow disk. Imported here, not at the top: the checker must not load them.
@@ -108,10 +127,16 @@ async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float 
     record: dict[str, Any] = {
         "pid": os.getpid(),
         "connected": bool(connected),
-        "latencyMs": None if latency_ms is None else round(float(latency_ms), 1),
+        "latencyMs": _milliseconds(latency_ms),
         "guilds": int(guilds),
         "updatedAt": datetime.now(UTC).isoformat(),
     }
+    if shards is not None:
+        record["shardCount"] = shard_count
+        record["shards"] = [
+            {"id": shard.id, "connected": bool(shard.connected), "latencyMs": _milliseconds(shard.latency_ms)}
+            for shard in sorted(shards, key=lambda shard: shard.id)
+        ]
     payload = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
     path = heartbeat_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,11 +145,32 @@ async def write_heartbeat(data_dir: Path, *, connected: bool, latency_ms: float 
     await asyncio.to_thread(replace_file_sync, path, payload, fsync=None, mode=0o644)
 
 
+def _read_shards(record: dict[str, Any]) -> tuple[list[ShardHealth], int | None] | None:
+    """The `shards` of a heartbeat, or None when it has none; raises ValueError when they are malformed."""
+    entries = record.get("shards")
+    if entries is None:
+        return None
+    count = record.get("shardCount")
+    if not isinstance(entries, list) or not (count is None or _is_int(count)):
+        raise ValueError("malformed shards")
+    shards = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not _is_int(entry.get("id")):
+            raise ValueError("malformed shard")
+        shards.append(ShardHealth(entry["id"], entry.get("connected") is True))
+    return shards, count
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | None = None) -> tuple[bool, str]:
     """Decide whether the heartbeat says "healthy", with a one-line reason for ``docker inspect``.
 
-    Healthy means: the file exists and parses, ``connected`` is true, and ``updatedAt`` is no older than
-    ``max_age_seconds``. ``now`` is injectable so tests need no sleeping or clock patching.
+    Healthy means: the file exists and parses, ``connected`` is true, every shard listed is connected, and
+    ``updatedAt`` is no older than ``max_age_seconds``. A disconnected shard is named in the reason. ``now`` is
+    injectable so tests need no sleeping or clock patching.
     """
     path = heartbeat_path(data_dir)
     current = now if now is not None else datetime.now(UTC)
@@ -143,6 +189,7 @@ def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | N
         if not isinstance(record, dict):
             raise ValueError("heartbeat is not a JSON object")
         updated_at = datetime.fromisoformat(str(record["updatedAt"]))
+        sharding = _read_shards(record)
     except (ValueError, KeyError, TypeError):
         return False, "unhealthy: heartbeat file unreadable"
     if updated_at.tzinfo is None:
@@ -152,10 +199,17 @@ def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | N
     age = (current - updated_at).total_seconds()
     if age > max_age_seconds:
         return False, f"unhealthy: heartbeat {age:.0f}s old (max {max_age_seconds:.0f}s)"
+    # A bot with a single shard reads as an unsharded one: "shard 0 of 1" would tell its operator nothing.
+    shards, count = sharding if sharding is not None and sharding[1] != 1 else ([], None)
+    down = [shard.id for shard in shards if not shard.connected]
+    if down:
+        return False, f"unhealthy: {describe_shards(down, count)} not connected to Discord"
     if record.get("connected") is not True:
         return False, "unhealthy: not connected to Discord"
 
     parts = [f"healthy: connected, heartbeat {max(age, 0.0):.0f}s old"]
+    if shards:
+        parts.append(describe_shards((shard.id for shard in shards), count))
     guilds = record.get("guilds")
     if isinstance(guilds, int) and not isinstance(guilds, bool):
         parts.append(f"{guilds} guild" + ("" if guilds == 1 else "s"))

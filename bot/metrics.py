@@ -14,7 +14,7 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_facts_stored_total: new facts saved by extractions
 - memorybot_journal_pending_turns: turns waiting in the journal for extraction
 - memorybot_memory_cache_hits_total / memorybot_memory_cache_misses_total: memory reads served from RAM / disk
-- memorybot_gateway_connected: 1 while the Discord gateway session is up, 0 otherwise
+- memorybot_gateway_connected: 1 while every gateway shard of this process is connected, 0 otherwise
 - memorybot_event_loop_lag_seconds: how late the event loop wakes a 0.5 s timer (histogram)
 
 The endpoint is served by aiohttp on the bot's own event loop (collection runs there too, so nothing reads the
@@ -162,7 +162,8 @@ class _Collector(Collector):
             "memorybot_memory_cache_misses", "Memory reads that went to disk.", value=engine.cache_misses
         )
         yield GaugeMetricFamily(
-            "memorybot_gateway_connected", "1 while the Discord gateway session is up.", value=int(m.gateway_connected)
+            "memorybot_gateway_connected", "1 while every Discord gateway shard of this process is connected.",
+            value=int(m.gateway_connected),
         )
 
 

@@ -1,7 +1,7 @@
-"""Serves Prometheus metrics while loaded (METRICS_PORT; off by default) and tracks the gateway session for them.
+"""Serves Prometheus metrics while loaded (METRICS_PORT; off by default).
 
-Connected means a gateway session is up: set on `on_ready` and `on_resumed`, cleared on `on_disconnect`, so the
-gauge reads 0 during a reconnect loop even though the process is alive.
+The gateway gauge is kept by the bot itself (`MemoryBot`), which tracks every shard's session for the heartbeat
+too: it reads 1 only while all of this process's shards are connected, 0 during a reconnect loop.
 """
 
 from __future__ import annotations
@@ -32,18 +32,6 @@ class MetricsCog(commands.Cog):
     async def cog_unload(self) -> None:
         if self.server is not None:
             await self.server.stop()
-
-    @commands.Cog.listener()
-    async def on_ready(self) -> None:
-        self.metrics.gateway_connected = True
-
-    @commands.Cog.listener()
-    async def on_resumed(self) -> None:
-        self.metrics.gateway_connected = True
-
-    @commands.Cog.listener()
-    async def on_disconnect(self) -> None:
-        self.metrics.gateway_connected = False
 
 
 async def setup(bot: MemoryBot) -> None:

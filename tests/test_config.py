@@ -115,6 +115,41 @@ def test_blank_api_key_counts_as_missing_for_openai(monkeypatch: pytest.MonkeyPa
     assert "OPENAI_API_KEY" in message
 
 
+# --- sharding -----------------------------------------------------------------------------------------------
+
+
+def test_shards_unset_by_default_and_parsed_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    minimal(monkeypatch)
+    settings = load_settings()
+    assert (settings.shard_count, settings.shard_ids) == (None, None)
+    monkeypatch.setenv("SHARD_COUNT", "8")
+    assert (load_settings().shard_count, load_settings().shard_ids) == (8, None)  # all eight in this process
+    monkeypatch.setenv("SHARD_IDS", " 5, 2 3")
+    assert load_settings().shard_ids == (5, 2, 3)
+    monkeypatch.setenv("SHARD_IDS", ",")
+    assert load_settings().shard_ids is None
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"SHARD_IDS": "0,1"}, "SHARD_IDS needs SHARD_COUNT, the total number of shards across all of the bot's"),
+        ({"SHARD_COUNT": "8", "SHARD_IDS": "6,8,9"}, "SHARD_IDS lists 8,9, but with SHARD_COUNT=8 shard ids run from"),
+        ({"SHARD_COUNT": "2", "SHARD_IDS": "-1"}, "SHARD_IDS lists -1, but with SHARD_COUNT=2 shard ids run from 0 to"),
+        ({"SHARD_COUNT": "8", "SHARD_IDS": "2,3,2"}, "SHARD_IDS lists 2 more than once"),
+        ({"SHARD_COUNT": "0"}, "SHARD_COUNT Input should be greater than or equal to 1"),
+        ({"SHARD_COUNT": "eight"}, "SHARD_COUNT"),
+        ({"SHARD_COUNT": "8", "SHARD_IDS": "2,three"}, "SHARD_IDS"),
+    ],
+    ids=["ids-without-count", "beyond-count", "negative", "repeated", "zero-count", "not-a-count", "not-an-id"],
+)
+def test_bad_shard_settings_are_one_line(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str) -> None:
+    minimal(monkeypatch)
+    message = error_of(monkeypatch, **env)
+    assert message.startswith("invalid configuration: ")
+    assert expected in message
+
+
 # --- secrets ------------------------------------------------------------------------------------------------
 
 

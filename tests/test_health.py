@@ -21,6 +21,7 @@ from bot.health import (
     healthcheck_main,
     write_heartbeat,
 )
+from bot.shards import ShardHealth, describe_shards, shard_list
 
 
 def _write_raw(data_dir: Path, record: object) -> Path:
@@ -298,3 +299,86 @@ def test_health_settings_resolve_like_the_bots_settings(
     assert error is None
     mine = health_settings()
     assert (mine.data_dir, mine.max_age_seconds) == (bot_settings.data_dir, bot_settings.healthcheck_max_age_seconds)
+
+
+# --- shards ---------------------------------------------------------------------------------------------------
+
+
+def test_shard_lists_are_short_and_sorted() -> None:
+    assert shard_list([3, 2]) == "2,3"
+    assert shard_list([0, 1, 2, 3, 8, 10, 11]) == "0-3,8,10,11"
+    assert shard_list(range(64)) == "0-63"
+    assert describe_shards([0], 1) == "shard 0 of 1"
+    assert describe_shards([5, 4], 8) == "shards 4,5 of 8"
+    assert describe_shards([2], None) == "shard 2"
+
+
+async def test_a_sharded_heartbeat_records_each_shard(tmp_path: Path) -> None:
+    shards = [ShardHealth(3, False), ShardHealth(2, True, 41.26)]
+    await write_heartbeat(tmp_path, connected=False, latency_ms=None, guilds=7, shards=shards, shard_count=8)
+    record = json.loads((tmp_path / HEARTBEAT_FILE).read_text(encoding="utf-8"))
+    assert record["shardCount"] == 8
+    assert record["shards"] == [
+        {"id": 2, "connected": True, "latencyMs": 41.3}, {"id": 3, "connected": False, "latencyMs": None},
+    ]
+
+
+def _sharded(now: datetime, states: dict[int, bool], *, count: int | None = 8) -> dict[str, object]:
+    record = _record(updated_at=now, connected=all(states.values()))
+    record["shardCount"] = count
+    record["shards"] = [{"id": shard, "connected": up, "latencyMs": 40.0} for shard, up in states.items()]
+    return record
+
+
+def test_every_shard_connected_is_healthy_and_named(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _sharded(now, {2: True, 3: True}))
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (
+        True, "healthy: connected, heartbeat 0s old, shards 2,3 of 8, 3 guilds, latency 45 ms",
+    )
+
+
+@pytest.mark.parametrize(
+    ("states", "reason"),
+    [
+        ({2: True, 3: False}, "unhealthy: shard 3 of 8 not connected to Discord"),
+        ({4: False, 5: True, 6: False}, "unhealthy: shards 4,6 of 8 not connected to Discord"),
+    ],
+)
+def test_one_disconnected_shard_makes_the_process_unhealthy(
+    tmp_path: Path, states: dict[int, bool], reason: str
+) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    record = _sharded(now, states)
+    record["connected"] = True  # even if the top-level flag disagreed, the shards decide
+    _write_raw(tmp_path, record)
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (False, reason)
+
+
+def test_a_single_shard_reads_as_an_unsharded_bot(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _sharded(now, {0: True}, count=1))
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (
+        True, "healthy: connected, heartbeat 0s old, 3 guilds, latency 45 ms",
+    )
+    _write_raw(tmp_path, _sharded(now, {0: False}, count=1))
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (False, "unhealthy: not connected to Discord")
+
+
+def test_a_stale_sharded_heartbeat_is_stale_first(tmp_path: Path) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    _write_raw(tmp_path, _sharded(now - timedelta(seconds=300), {0: False}))
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (False, "unhealthy: heartbeat 300s old (max 90s)")
+
+
+@pytest.mark.parametrize(
+    "shards",
+    ["all", [{"connected": True}], [{"id": "2", "connected": True}], [[2, True]], [{"id": True, "connected": True}]],
+    ids=["not-a-list", "no-id", "text-id", "not-an-object", "bool-id"],
+)
+def test_malformed_shards_are_unreadable(tmp_path: Path, shards: object) -> None:
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    record = _record(updated_at=now)
+    record["shards"] = shards
+    _write_raw(tmp_path, record)
+    assert check_heartbeat(tmp_path, max_age_seconds=90, now=now) == (False, "unhealthy: heartbeat file unreadable")

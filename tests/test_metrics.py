@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot.metrics import error_kind
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
+from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import Harness, ScriptedLLM, build_harness
 from tests.llm_server import ChatServer, error, extraction
 
@@ -107,14 +108,14 @@ async def test_a_reply_and_an_extraction_move_the_counters(make_harness: MakeHar
     assert value(failed, "memorybot_extractions_total", outcome="discarded") == 0
     assert value(failed, "memorybot_turns_taken_over_total") == 0  # one process on files: never
 
-    # The gateway gauge follows the session.
-    h.bot.dispatch("ready")
-    h.bot.dispatch("disconnect")
-    h.bot.dispatch("resumed")
-    await asyncio.gather(*[t for t in asyncio.all_tasks() if t.get_name().startswith("discord.py: on_")])
+    # The gateway gauge follows the session, as discord.py's own gateway code reports it.
+    h.bot.shard_count = 1
+    bind_shards(h.bot)
+    await shard_ready(h.bot, 0)
+    await shard_connection_lost(h.bot, 0)
+    await shard_resumed(h.bot, 0)
     assert value(await scrape(port), "memorybot_gateway_connected") == 1
-    h.bot.dispatch("disconnect")
-    await asyncio.gather(*[t for t in asyncio.all_tasks() if t.get_name().startswith("discord.py: on_")])
+    await shard_connection_lost(h.bot, 0)
     assert value(await scrape(port), "memorybot_gateway_connected") == 0
     assert b"memorybot_" not in generate_latest(REGISTRY)  # the global registry is never used
     assert ALICE_ID  # (the scene's user)

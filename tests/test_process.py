@@ -262,6 +262,13 @@ def test_non_numeric_debounce_exits_2_naming_it_without_the_token(workdir: Path)
     assert "half a minute" not in result.stderr
 
 
+def test_shard_ids_beyond_shard_count_exit_2_with_one_line(workdir: Path) -> None:
+    env = clean_env(DISCORD_TOKEN=TOKEN, OPENAI_API_KEY=API_KEY, SHARD_COUNT="4", SHARD_IDS="3,4")
+    result = run_bot_command([], workdir, env)
+    assert result.returncode == 2
+    assert_one_clean_line(result.stderr, "SHARD_IDS lists 4", "SHARD_COUNT=4")
+
+
 @pytest.mark.parametrize("layout", ["under a file", "is a file"])
 def test_unusable_data_dir_exits_2_with_one_line(workdir: Path, layout: str) -> None:
     """Tests run as root, so a chmod would not stop anything: a regular file in the way does."""
@@ -325,6 +332,21 @@ def test_signal_flushes_the_pending_update_to_disk(
     assert "Traceback" not in output
     assert "I write Go microservices" not in output, "message contents must not be logged at INFO"
     print(f"\n{signal.Signals(signum).name}: flushed 1 batch and exited in {elapsed:.2f}s")
+
+
+def test_a_sharded_process_names_its_shards_and_stops_cleanly(workdir: Path, spawn: Spawn) -> None:
+    data_dir = workdir / "data"
+    with llm_server(workdir, []) as server:
+        bot = spawn(data_dir, standin_env(data_dir, server.base_url, SHARD_COUNT="4", SHARD_IDS="3,1"))
+        bot.wait_ready()
+        bot.stop(signal.SIGTERM)
+    output = bot.output()
+    assert bot.returncode == 0, output
+    starting = [line for line in output.splitlines() if "starting: chat model" in line]
+    assert len(starting) == 1 and starting[0].endswith("running shards 1,3 of 4"), output
+    assert "Traceback" not in output
+    record = json.loads((data_dir / HEARTBEAT_FILE).read_bytes())
+    assert record["connected"] is False and [s["id"] for s in record["shards"]] == [1, 3]  # marked at close
 
 
 def test_a_stalled_llm_cannot_hold_shutdown_and_the_turn_stays_journaled(

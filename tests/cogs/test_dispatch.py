@@ -19,6 +19,7 @@ from bot.health import check_heartbeat
 from bot.interactions import APOLOGY
 from bot.logging_setup import _NOISY, PAYLOAD_LOGGERS, configure_logging
 from tests.cogs.conftest import ALICE_ID, Scene
+from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import (
     Harness,
     calls,
@@ -185,21 +186,24 @@ def heartbeat(h: Harness) -> dict[str, Any]:
 
 
 async def test_the_heartbeat_follows_ready_disconnect_and_resume(harness: Harness) -> None:
+    """One shard (an unsharded-size bot), its events produced by discord.py's own gateway code."""
     bot = harness.bot
     data_dir = harness.settings.data_dir
-    await dispatch(bot, "ready")
-    bot._ready.set()  # what discord.py does on READY; it stays set through reconnects
+    bot.shard_count = 1  # what discord.py learns from Discord's recommendation when it connects
+    bind_shards(bot)
+    await shard_ready(bot, 0)
+    assert bot.is_ready()
     assert heartbeat(harness)["connected"] is True
     assert check_heartbeat(data_dir, max_age_seconds=90)[0]
 
-    await dispatch(bot, "disconnect")
+    await shard_connection_lost(bot, 0)
     assert bot.is_ready(), "discord.py still says ready: the reason is_ready() cannot be the health signal"
     assert heartbeat(harness)["connected"] is False
     assert check_heartbeat(data_dir, max_age_seconds=90) == (False, "unhealthy: not connected to Discord")
     await bot._write_heartbeat()  # the periodic beat keeps saying so
     assert heartbeat(harness)["connected"] is False
 
-    await dispatch(bot, "resumed")
+    await shard_resumed(bot, 0)
     assert heartbeat(harness)["connected"] is True
     assert datetime.fromisoformat(heartbeat(harness)["updatedAt"]) <= datetime.now(UTC)
 
