@@ -269,6 +269,17 @@ class PostgresServer:
             await connection.close()
 
 
+async def run_as_admin(url: str, *statements: str) -> None:
+    """Run statements on the server of `url`, connected to its `postgres` database (ALTER DATABASE, terminating
+    another database's connections: what a test does to the database under test)."""
+    conn = await asyncpg.connect(url.rsplit("/", 1)[0] + "/postgres")
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
 def _watchdog_main(pg_ctl: str, folder: str, user: str) -> None:
     """Wait for stdin to close, then stop the server immediately and remove its folder."""
     sys.stdin.buffer.read()

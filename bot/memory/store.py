@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import weakref
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from bot.memory.atomic import (
     sweep_temp_files,
 )
 from bot.memory.backend import Claim
+from bot.memory.lru import LruCache
 from bot.memory.models import MemoryFile
 from bot.memory.quarantine import copies_of, move_aside
 
@@ -80,8 +80,7 @@ class MemoryStore:
     def __init__(self, folder: Path, *, writer: AtomicWriter | None = None, cache_size: int = 1024) -> None:
         self.folder = folder
         self._writer = writer or AtomicWriter()
-        self._cache: OrderedDict[str, _Cached] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache: LruCache[str, _Cached] = LruCache(cache_size)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._revisions = itertools.count(1)
         self._epochs: dict[str, int] = {}
@@ -139,7 +138,7 @@ class MemoryStore:
         return entry.memory, entry.revision
 
     def _fresh_cache_entry(self, uid: str) -> _Cached | None:
-        entry = self._cache.get(uid)
+        entry = self._cache.peek(uid)
         if entry is None:
             return None
         try:
@@ -148,7 +147,7 @@ class MemoryStore:
             stamp = _MISSING
         if stamp != entry.stamp:
             return None
-        self._cache.move_to_end(uid)
+        self._cache.get(uid)  # now the newest
         return entry
 
     async def _load_locked(self, uid: str) -> _Cached:
@@ -174,12 +173,7 @@ class MemoryStore:
         return self._remember(uid, memory, stamp)
 
     def _remember(self, uid: str, memory: MemoryFile, stamp: tuple[int, int, int]) -> _Cached:
-        entry = _Cached(stamp, memory, next(self._revisions))
-        self._cache[uid] = entry
-        self._cache.move_to_end(uid)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(uid, _Cached(stamp, memory, next(self._revisions)))
 
     # --- writing -------------------------------------------------------------------------------------------
 

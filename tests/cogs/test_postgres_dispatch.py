@@ -13,17 +13,9 @@ import pytest
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
 from tests.llm_server import extraction
+from tests.postgres import run_as_admin
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
-
-
-async def admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(url.rsplit("/", 1)[0] + "/postgres")
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
 
 
 async def rows(url: str, query: str) -> list[Any]:
@@ -76,7 +68,7 @@ async def test_a_database_outage_costs_the_reply_its_memory_not_the_reply(
     assert VESPA in str(h.llm.chat_requests[-1]["messages"])
 
     name = postgres_url.rsplit("/", 1)[1]
-    await admin(
+    await run_as_admin(
         postgres_url,
         f"ALTER DATABASE {name} ALLOW_CONNECTIONS false",
         f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'",
@@ -90,6 +82,6 @@ async def test_a_database_outage_costs_the_reply_its_memory_not_the_reply(
     assert any(f"memory of user {ALICE_ID} unavailable for a reply" in r.getMessage() for r in caplog.records)
     assert not any("Vespa" in r.getMessage() for r in caplog.records)  # ids and reasons, never the words
 
-    await admin(postgres_url, f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+    await run_as_admin(postgres_url, f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "and now?"))
     assert VESPA in str(h.llm.chat_requests[-1]["messages"])  # the pool reconnected by itself

@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import asyncpg
-
 from bot.memory.models import ConversationKey, Turn
 from tests.memory.storage_backends import open_storage
+from tests.postgres import run_as_admin
 
 USER = 812345678901234567
 OTHER = 812345678901234568
@@ -18,15 +17,6 @@ KEY = ConversationKey(5, USER)
 
 def turn(turn_id: str, at: datetime) -> Turn:
     return Turn("user", USER, "ana", "my new phone number is 555 0199", at, turn_id)
-
-
-async def admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(url.rsplit("/", 1)[0] + "/postgres")
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
 
 
 async def test_a_turn_written_before_a_wipe_in_another_process_is_not_taken(
@@ -51,7 +41,8 @@ async def test_the_pool_reconnects_after_the_server_dropped_its_connections(post
         async with storage.store.edit(USER) as draft:
             draft.appliedTurnIds.append("t1")
         name = postgres_url.rsplit("/", 1)[1]
-        await admin(postgres_url, f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+        terminate = f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+        await run_as_admin(postgres_url, terminate)
         async with storage.store.edit(USER) as draft:  # on a fresh connection, after a retry
             draft.appliedTurnIds.append("t2")
         assert (await storage.store.load(USER)).appliedTurnIds == ["t1", "t2"]

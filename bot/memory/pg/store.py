@@ -21,7 +21,6 @@ import itertools
 import json
 import logging
 import weakref
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pydantic import ValidationError
 
 from bot.memory.atomic import json_bytes
 from bot.memory.backend import Claim, ClaimLost
+from bot.memory.lru import LruCache
 from bot.memory.models import MemoryFile
 from bot.memory.pg.database import Database
 from bot.memory.store import InvalidUserId, validate_user_id
@@ -64,8 +64,7 @@ class PostgresMemoryStore:
 
     def __init__(self, database: Database, *, cache_size: int = 1024) -> None:
         self.database = database
-        self._cache: OrderedDict[int, _Cached] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache: LruCache[int, _Cached] = LruCache(cache_size)
         self._epochs: dict[int, int] = {}
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._empty_revisions = itertools.count(-1, -1)  # a missing row: a number no stored revision can be
@@ -93,7 +92,7 @@ class PostgresMemoryStore:
 
     async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]:
         uid = user_key(user_id)
-        cached = self._cache.get(uid)
+        cached = self._cache.peek(uid)
         known = cached.revision if cached is not None else 0
         row = await self.database.run(
             lambda conn: conn.fetchrow(
@@ -113,7 +112,7 @@ class PostgresMemoryStore:
             return entry.memory, entry.revision
         if row["doc"] is None and cached is not None:
             self.cache_hits += 1
-            self._cache.move_to_end(uid)
+            self._cache.get(uid)  # now the newest
             return cached.memory, cached.revision
         self.cache_misses += 1
         entry = self._remember(uid, int(row["revision"]), self._parse(uid, row["doc"]))
@@ -130,12 +129,7 @@ class PostgresMemoryStore:
             return MemoryFile()
 
     def _remember(self, uid: int, revision: int, memory: MemoryFile) -> _Cached:
-        entry = _Cached(revision, memory)
-        self._cache[uid] = entry
-        self._cache.move_to_end(uid)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(uid, _Cached(revision, memory))
 
     # --- writing -------------------------------------------------------------------------------------------
 
