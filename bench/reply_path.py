@@ -57,11 +57,16 @@ SUMMARIES = {
 }
 
 
-def build_memory(n_facts: int) -> MemoryFile:
-    memory = MemoryFile()
+def with_summaries(memory: MemoryFile) -> MemoryFile:
+    """`memory` with the six summary sections filled in (a long-time user's memory has them all)."""
     for name, text in SUMMARIES.items():
         group = memory.user if hasattr(memory.user, name) else memory.history
         setattr(group, name, Section(summary=text, updatedAt="2025-06-01T12:00:00+00:00"))
+    return memory
+
+
+def build_memory(n_facts: int) -> MemoryFile:
+    memory = with_summaries(MemoryFile())
     memory.facts = [f for f in make_facts(n_facts, seed=n_facts) if isinstance(f, Fact)]
     return memory
 

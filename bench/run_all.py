@@ -31,6 +31,7 @@ BENCHMARKS = (
     "debounce_savings",
     "extraction_cost",
     "store_throughput",
+    "storage_backends",
     "retention_sweep",
     "load_lag",
     "apply_at_cap",
