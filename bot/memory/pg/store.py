@@ -141,13 +141,29 @@ class PostgresMemoryStore:
         async with self._lock_for(uid), self.database.transaction(prepare=lock) as conn:
             if settles is not None and settles.owner is not None:
                 await self._settle(conn, uid, settles)
-            row = await conn.fetchrow("SELECT revision, doc::text AS doc FROM memories WHERE user_id = $1", uid)
-            current = self._parse(uid, row["doc"]) if row is not None else MemoryFile()
+            current = await self._current(conn, uid)
             draft = current.model_copy(deep=True)
             yield draft
             if draft.model_dump() != current.model_dump():
                 revision = await self._write(conn, uid, draft)
                 self._remember(uid, revision, draft.model_copy(deep=True))
+
+    async def _current(self, conn: asyncpg.Connection, uid: int) -> MemoryFile:
+        """The user's memory inside the edit's transaction: the cached copy when its revision is still the row's
+        (the document is then not even sent), else the row's document parsed."""
+        cached = self._cache.peek(uid)
+        known = cached.revision if cached is not None else 0
+        row = await conn.fetchrow(
+            "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc"
+            " FROM memories WHERE user_id = $1",
+            uid,
+            known,
+        )
+        if row is None:
+            return MemoryFile()
+        if row["doc"] is None and cached is not None:
+            return cached.memory
+        return self._parse(uid, row["doc"])
 
     @staticmethod
     async def _settle(conn: asyncpg.Connection, uid: int, claim: Claim) -> None:
