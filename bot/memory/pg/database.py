@@ -45,6 +45,13 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 _DATABASE_ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, *TRANSIENT_ERRORS)
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """What the pool does to a connection it gets back, beyond ending any open transaction (which it always does):
+    nothing. asyncpg's default resets the session (unlisten, unlock advisory locks, RESET ALL), one more round trip
+    per unit of work; this code leaves no session state behind (its locks end with their transaction, the migration
+    lock is released explicitly, and notifications are listened for on a connection of their own)."""
+
+
 class _Transaction(AsyncExitStack):
     """A pooled connection and its open transaction, unwound together."""
 
@@ -138,6 +145,7 @@ class Database:
                 command_timeout=self.statement_timeout + 5,
                 max_inactive_connection_lifetime=300,
                 timeout=CONNECT_TIMEOUT_SECONDS,  # a host that drops packets fails at start, not a minute later
+                reset=_keep_session,
                 server_settings={
                     "application_name": self.application_name,
                     "statement_timeout": timeout_ms,
