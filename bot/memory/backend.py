@@ -13,12 +13,16 @@ them, or another process took them over after the lease ran out), so a batch is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from bot.memory.models import ConversationKey, MemoryFile, Turn
+
+if TYPE_CHECKING:
+    from bot.memory.replies import ReplyRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,3 +121,74 @@ class TurnQueue(Protocol):
 
     async def close(self) -> None: ...
 
+
+
+class PauseStore(Protocol):
+    """Who paused learning (`/memory pause`). `is_paused` is on the hot path: synchronous, from RAM."""
+
+    @property
+    def held(self) -> bool:
+        """True while learning is held for everyone (a damaged pause list waiting for an operator)."""
+        ...
+
+    async def open(self) -> None: ...
+
+    def paused_users(self) -> set[int]: ...
+
+    def is_paused(self, user_id: int | str) -> bool: ...
+
+    async def set_paused(self, user_id: int | str, paused: bool) -> bool: ...
+
+
+class ModeStore(Protocol):
+    """Timed incognito and fresh modes; reads are synchronous, from RAM."""
+
+    async def open(self, now: datetime) -> None: ...
+
+    def incognito_until(self, user_id: int | str, now: datetime) -> datetime | None: ...
+
+    def fresh_until(self, user_id: int | str, now: datetime) -> datetime | str | None: ...
+
+    def users(self) -> set[int]: ...
+
+    async def set_incognito(self, user_id: int | str, until: datetime | None, now: datetime) -> None: ...
+
+    async def set_fresh(self, user_id: int | str, until: datetime | str | None, now: datetime) -> None: ...
+
+    async def clear(self, user_id: int | str, now: datetime) -> bool: ...
+
+
+class ReplyStore(Protocol):
+    """Which memory each reply used, for "What did you remember?"; the newest replies are kept, ids only."""
+
+    async def open(self) -> None: ...
+
+    async def count(self) -> int: ...
+
+    async def get(self, message_id: int) -> ReplyRecord | None: ...
+
+    async def record(
+        self, message_ids: Iterable[int], user_id: int, sections: Iterable[str], fact_ids: Iterable[str]
+    ) -> None: ...
+
+    async def forget_user(self, user_id: int) -> int: ...
+
+
+class ActivityStore(Protocol):
+    """The day each user was last seen (retention). `note` is on the hot path: synchronous, in RAM."""
+
+    async def open(self) -> None: ...
+
+    def note(self, user_id: int, now: datetime) -> None: ...
+
+    def last_seen(self, user_id: int) -> datetime | None: ...
+
+    def users(self) -> list[int]: ...
+
+    async def remove(self, user_id: int) -> None: ...
+
+    async def save(self) -> None: ...
+
+    def sweep_lock(self) -> AbstractAsyncContextManager[bool]:
+        """Yields True for the one process that may run the retention sweep now."""
+        ...

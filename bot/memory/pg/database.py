@@ -17,10 +17,13 @@ import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import asyncpg
+
+if TYPE_CHECKING:
+    from bot.memory.pg.mirror import Notifications
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -127,6 +130,16 @@ class Database:
         self.statement_timeout = statement_timeout
         self.application_name = application_name
         self._pool: asyncpg.Pool | None = None
+        self._notifications: Notifications | None = None
+
+    @property
+    def notifications(self) -> Notifications:
+        """The process's one `LISTEN` connection, shared by every mirrored table (made on first use)."""
+        if self._notifications is None:
+            from bot.memory.pg.mirror import Notifications  # it builds on this module
+
+            self._notifications = Notifications(self)
+        return self._notifications
 
     @property
     def where(self) -> str:
@@ -159,6 +172,9 @@ class Database:
             raise StorageUnavailable(f"DATABASE_URL is not a valid PostgreSQL URL ({type(error).__name__})") from None
 
     async def close(self) -> None:
+        notifications, self._notifications = self._notifications, None
+        if notifications is not None:
+            await notifications.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             try:

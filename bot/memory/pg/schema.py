@@ -65,6 +65,45 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX pending_turns_parked ON pending_turns (parked_at) WHERE parked_at IS NOT NULL;
         """,
     ),
+    Migration(
+        2,
+        "pauses, privacy modes, reply records, activity and memory switches",
+        """
+        CREATE TABLE paused_users (
+            user_id     bigint PRIMARY KEY,
+            paused_at   timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE user_modes (
+            user_id             bigint PRIMARY KEY,
+            incognito_until     timestamptz,
+            fresh_until         timestamptz,
+            fresh_until_resume  boolean NOT NULL DEFAULT false
+        );
+        CREATE TABLE reply_records (
+            reply_id     bigserial PRIMARY KEY,
+            user_id      bigint NOT NULL,
+            message_ids  bigint[] NOT NULL,
+            sections     text[] NOT NULL,
+            fact_ids     text[] NOT NULL,
+            recorded_at  timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX reply_records_messages ON reply_records USING gin (message_ids);
+        CREATE INDEX reply_records_user ON reply_records (user_id);
+        CREATE TABLE user_activity (
+            user_id     bigint PRIMARY KEY,
+            last_day    date NOT NULL
+        );
+        CREATE TABLE guild_switches (
+            guild_id    bigint PRIMARY KEY,
+            learning    boolean NOT NULL,
+            recall      boolean NOT NULL
+        );
+        CREATE TABLE channel_switches (
+            channel_id  bigint PRIMARY KEY,
+            learning    boolean NOT NULL
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
