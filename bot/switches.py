@@ -6,8 +6,9 @@ there) and one per channel (learning). A thread follows its parent channel. The 
 back on from Discord. DMs are never affected: a user's own conversation with the bot is theirs to control
 (`/memory pause`).
 
-The admins' choices live in `DATA_DIR/memory-switches.json`, written with the project's atomic writer. Only
-switches that are off are stored. An unreadable file stops the start with one clear line instead of silently
+The admins' choices live in `DATA_DIR/memory-switches.json` (`MemorySwitches`), written with the project's atomic
+writer, or in PostgreSQL (`bot.switches_pg.PostgresMemorySwitches`), where every process sees an admin's change.
+Only switches that are off are stored. An unreadable file stops the start with one clear line instead of silently
 switching memory back on in servers that had turned it off.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,44 +56,29 @@ def switch_target_of(channel: object) -> SwitchTarget:
     return SwitchTarget(guild_id, int(parent_id if parent_id is not None else getattr(channel, "id", 0)))
 
 
-class MemorySwitches:
-    """The live switches: the operator's lists plus the admins' file. One instance per process."""
+class SwitchBoard(ABC):
+    """The live switches: the operator's lists plus the admins' choices, read from RAM. One instance per process;
+    subclasses keep the admins' choices somewhere (`_store_guild`, `_store_channel`)."""
 
     def __init__(
         self,
-        path: Path,
         *,
         disabled_guilds: frozenset[int] = frozenset(),
         disabled_channels: frozenset[int] = frozenset(),
-        writer: AtomicWriter | None = None,
     ) -> None:
-        self.path = path
         self.disabled_guilds = disabled_guilds
         self.disabled_channels = disabled_channels
-        self._writer = writer or AtomicWriter()
         self._guilds: dict[int, MemorySwitch] = {}
         self._channels: dict[int, bool] = {}  # channel id -> learning (only False is stored)
         self._lock = asyncio.Lock()
 
-    def load(self) -> None:
-        """Read the admins' switches; `SwitchesFileError` when the file exists but is unreadable."""
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return
-        try:
-            data = json.loads(raw)
-            guilds = {
-                int(gid): MemorySwitch(learning=bool(value["learning"]), recall=bool(value["recall"]))
-                for gid, value in data.get("guilds", {}).items()
-            }
-            channels = {int(cid): bool(value["learning"]) for cid, value in data.get("channels", {}).items()}
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            raise SwitchesFileError(
-                f"{self.path} is unreadable; fix it or remove it (every server then has memory switched on)"
-            ) from None
-        self._guilds = guilds
-        self._channels = channels
+    @abstractmethod
+    async def open(self) -> None:
+        """Read the admins' choices."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Stop following changes made elsewhere."""
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -120,24 +107,94 @@ class MemorySwitches:
     # --- the admins' changes -------------------------------------------------------------------------------
 
     async def set_guild(self, guild_id: int, *, learning: bool, recall: bool) -> None:
+        """Saved before it takes effect (and before returning)."""
         async with self._lock:
             guilds = dict(self._guilds)
             if learning and recall:
                 guilds.pop(guild_id, None)
             else:
                 guilds[guild_id] = MemorySwitch(learning=learning, recall=recall)
-            await self._save(guilds, self._channels)
-            self._guilds = guilds
+            await self._store_guild(guild_id, guilds.get(guild_id), guilds)
+            self._put_guild(guild_id, guilds.get(guild_id))
 
     async def set_channel(self, channel_id: int, *, learning: bool) -> None:
+        """Saved before it takes effect (and before returning)."""
         async with self._lock:
             channels = dict(self._channels)
             if learning:
                 channels.pop(channel_id, None)
             else:
                 channels[channel_id] = False
-            await self._save(self._guilds, channels)
-            self._channels = channels
+            await self._store_channel(channel_id, channels.get(channel_id), channels)
+            self._put_channel(channel_id, channels.get(channel_id))
+
+    def _put_guild(self, guild_id: int, switch: MemorySwitch | None) -> None:
+        if switch is None:
+            self._guilds.pop(guild_id, None)
+        else:
+            self._guilds[guild_id] = switch
+
+    def _put_channel(self, channel_id: int, learning: bool | None) -> None:
+        if learning is None:
+            self._channels.pop(channel_id, None)
+        else:
+            self._channels[channel_id] = learning
+
+    @abstractmethod
+    async def _store_guild(self, guild_id: int, switch: MemorySwitch | None, guilds: dict[int, MemorySwitch]) -> None:
+        """Keep the server's switch (None: all on, nothing kept); `guilds` is every server's after the change."""
+
+    @abstractmethod
+    async def _store_channel(self, channel_id: int, learning: bool | None, channels: dict[int, bool]) -> None:
+        """Keep the channel's learning switch (None: on, nothing kept); `channels` is every channel's after it."""
+
+
+class MemorySwitches(SwitchBoard):
+    """The admins' choices in `DATA_DIR/memory-switches.json` (one process)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        disabled_guilds: frozenset[int] = frozenset(),
+        disabled_channels: frozenset[int] = frozenset(),
+        writer: AtomicWriter | None = None,
+    ) -> None:
+        super().__init__(disabled_guilds=disabled_guilds, disabled_channels=disabled_channels)
+        self.path = path
+        self._writer = writer or AtomicWriter()
+
+    async def open(self) -> None:
+        await asyncio.to_thread(self.load)
+
+    async def close(self) -> None:
+        """Nothing to stop: one process owns the file."""
+
+    def load(self) -> None:
+        """Read the admins' switches; `SwitchesFileError` when the file exists but is unreadable."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            data = json.loads(raw)
+            guilds = {
+                int(gid): MemorySwitch(learning=bool(value["learning"]), recall=bool(value["recall"]))
+                for gid, value in data.get("guilds", {}).items()
+            }
+            channels = {int(cid): bool(value["learning"]) for cid, value in data.get("channels", {}).items()}
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            raise SwitchesFileError(
+                f"{self.path} is unreadable; fix it or remove it (every server then has memory switched on)"
+            ) from None
+        self._guilds = guilds
+        self._channels = channels
+
+    async def _store_guild(self, guild_id: int, switch: MemorySwitch | None, guilds: dict[int, MemorySwitch]) -> None:
+        await self._save(guilds, self._channels)
+
+    async def _store_channel(self, channel_id: int, learning: bool | None, channels: dict[int, bool]) -> None:
+        await self._save(self._guilds, channels)
 
     async def _save(self, guilds: dict[int, MemorySwitch], channels: dict[int, bool]) -> None:
         data = {

@@ -19,7 +19,7 @@ from bot.switches import MemorySwitch, switch_target_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
-    from bot.switches import MemorySwitches
+    from bot.switches import SwitchBoard
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def may_administer(interaction: discord.Interaction) -> bool:
     return interaction.guild is not None and interaction.permissions.manage_guild
 
 
-def server_report(switches: MemorySwitches, guild_id: int) -> str:
+def server_report(switches: SwitchBoard, guild_id: int) -> str:
     chosen = switches.guild_switch(guild_id)
     text = (
         f"In this server, learning is {on_off(chosen.learning)} and using memory in replies is "

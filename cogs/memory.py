@@ -628,7 +628,7 @@ class MemoryCog(commands.Cog):
         if me is None or message.author.id != me.id:
             await self._answer(interaction, "That isn't one of my replies: use this on a message I sent.")
             return
-        record = self.memory.reply_record(message.id)
+        record = await self.memory.reply_record(message.id)
         if record is None:
             await self._answer(
                 interaction,

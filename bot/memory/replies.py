@@ -87,7 +87,10 @@ class ReplyLog:
     def __len__(self) -> int:
         return len(self._records)
 
-    def get(self, message_id: int) -> ReplyRecord | None:
+    async def count(self) -> int:
+        return len(self._records)
+
+    async def get(self, message_id: int) -> ReplyRecord | None:
         return self._by_message.get(message_id)
 
     def _add(self, record: ReplyRecord) -> None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 from bot.memory.atomic import AtomicWriter, json_bytes
 
 if TYPE_CHECKING:
+    from bot.memory.backend import ActivityStore
     from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -80,7 +83,8 @@ class ActivityLog:
     def users(self) -> list[int]:
         return list(self._days)
 
-    def remove(self, user_id: int) -> None:
+    async def remove(self, user_id: int) -> None:
+        """Drop the user's day (from the file at the next save, which the caller does)."""
         if self._days.pop(user_id, None) is not None:
             self._dirty = True
 
@@ -97,8 +101,13 @@ class ActivityLog:
                 self._dirty = True
                 raise
 
+    @asynccontextmanager
+    async def sweep_lock(self) -> AsyncIterator[bool]:
+        """Files serve one process: it may always sweep."""
+        yield True
 
-def last_activity(activity: ActivityLog, file_times: dict[int, float], user_id: int) -> datetime | None:
+
+def last_activity(activity: ActivityStore, file_times: dict[int, float], user_id: int) -> datetime | None:
     seen = activity.last_seen(user_id)
     mtime = file_times.get(user_id)
     touched = datetime.fromtimestamp(mtime, UTC) if mtime is not None else None
@@ -110,9 +119,18 @@ async def sweep_silent_users(service: MemoryService, now: datetime, *, days: int
     """Delete everything of users silent for more than `days` (0: nothing); returns how many were deleted."""
     if days <= 0:
         return 0
+    async with service.activity.sweep_lock() as mine:
+        if not mine:
+            log.debug("retention: another process is sweeping; skipping this round")
+            return 0
+        return await _sweep(service, now, days)
+
+
+async def _sweep(service: MemoryService, now: datetime, days: int) -> int:
     cutoff = now - timedelta(days=days)
-    file_times = await service.store.last_written()
     activity = service.activity
+    await activity.save()  # where processes share the records, this also reads what the others saw
+    file_times = await service.store.last_written()
     with_modes = service.modes.users()
     candidates: set[int] = set(file_times) | set(activity.users()) | service.pauses.paused_users() | with_modes
     silent: list[int] = []

@@ -24,7 +24,17 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from bot.memory.apply import apply_extraction, evict_overflow
-from bot.memory.backend import Claim, ClaimLost, PendingTurn, TurnQueue, UserMemoryStore
+from bot.memory.backend import (
+    ActivityStore,
+    Claim,
+    ClaimLost,
+    ModeStore,
+    PauseStore,
+    PendingTurn,
+    ReplyStore,
+    TurnQueue,
+    UserMemoryStore,
+)
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
 from bot.memory.guard import rejection_reason
@@ -198,24 +208,30 @@ class MemoryService:
         extractor: MemoryExtractor,
         selector: FactSelector,
         journal: TurnQueue | None,
-        pauses: PauseRegistry,
+        pauses: PauseStore,
         policy: MemoryPolicy,
-        modes: ModeRegistry | None = None,
-        replies: ReplyLog | None = None,
+        modes: ModeStore | None = None,
+        replies: ReplyStore | None = None,
         clock: Callable[[], datetime] = utc_now,
-        activity: ActivityLog | None = None,
+        activity: ActivityStore | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor
         self.selector = selector
         self.journal = journal
         self.pauses = pauses
-        folder = pauses.path.parent
-        self.modes = modes or ModeRegistry(folder / "modes.json")
-        self.replies = replies or ReplyLog(folder / "replies.json")
+        if modes is None or replies is None:
+            # The file defaults live next to the pause list; other backends hand every part in.
+            if not isinstance(pauses, PauseRegistry):
+                raise TypeError("modes and replies are required unless pauses is a file PauseRegistry")
+            folder = pauses.path.parent
+            modes = modes or ModeRegistry(folder / "modes.json")
+            replies = replies or ReplyLog(folder / "replies.json")
+        self.modes: ModeStore = modes
+        self.replies: ReplyStore = replies
         self.policy = policy
         self.clock = clock
-        self.activity = activity or ActivityLog(None)
+        self.activity: ActivityStore = activity or ActivityLog(None)
         self.debouncer = Debouncer(
             self._process_batch,
             quiet_seconds=policy.debounce_seconds,
@@ -255,6 +271,8 @@ class MemoryService:
     def start(self) -> int:
         """`open` for the file backend, without a running coroutine (the console and tests)."""
         assert isinstance(self.store, MemoryStore) and (self.journal is None or isinstance(self.journal, Journal))
+        assert isinstance(self.pauses, PauseRegistry) and isinstance(self.activity, ActivityLog)
+        assert isinstance(self.modes, ModeRegistry) and isinstance(self.replies, ReplyLog)
         self.store.prepare()
         self.pauses.load()
         self.activity.load()
@@ -590,9 +608,10 @@ class MemoryService:
         except OSError as error:
             log.warning("could not save the reply record (%s)", error.strerror or type(error).__name__)
 
-    def reply_record(self, message_id: int) -> ReplyRecord | None:
-        """What the reply with this message id used, if it is among the recorded replies."""
-        return self.replies.get(message_id)
+    async def reply_record(self, message_id: int) -> ReplyRecord | None:
+        """What the reply with this message id used, if it is among the recorded replies (sent by any process
+        sharing the storage)."""
+        return await self.replies.get(message_id)
 
     async def recalled(self, user_id: int, record: ReplyRecord) -> list[RecalledItem]:
         """The summaries and facts a recorded reply to `user_id` used, with their current text (None for what is
@@ -765,7 +784,7 @@ class MemoryService:
         existed = await self.store.delete(user_id)
         for selection_key in {str(user_id), *self._selection_keys.pop(user_id, set())}:
             self.selector.forget(selection_key)
-        self.activity.remove(user_id)
+        await self.activity.remove(user_id)
         await self.replies.forget_user(user_id)
         if not quiet:
             await self.save_activity()

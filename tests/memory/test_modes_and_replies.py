@@ -66,15 +66,16 @@ async def test_reply_records_survive_restarts_stay_bounded_and_go_with_the_user(
     again = ReplyLog(path, keep=1000)
     again.load()
     assert len(again) == 1000
-    assert again.get(10) is None and again.get(1000) is None and again.get(1010) is not None  # oldest dropped
-    record = again.get(11001)  # the second message of the newest reply
+    assert await again.get(10) is None and await again.get(1000) is None  # oldest dropped
+    assert await again.get(1010) is not None
+    record = await again.get(11001)  # the second message of the newest reply
     assert record is not None and record.user_id == BOB and record.fact_ids == ("fact_0000044c",)
     assert await again.forget_user(ALICE) == 500
     assert str(ALICE) not in path.read_text()
     third = ReplyLog(path)
     third.load()
     assert len(third) == 500
-    assert third.get(11000) is not None and third.get(10990) is None  # Bob's kept, Alice's gone
+    assert await third.get(11000) is not None and await third.get(10990) is None  # Bob's kept, Alice's gone
 
 
 async def test_a_damaged_reply_file_is_kept_aside_and_the_log_starts_empty(tmp_path: Path) -> None:

@@ -385,7 +385,7 @@ async def test_what_did_you_remember_names_the_summaries_of_the_place_used(
     used = await engine.service.memory_prompt(ALICE, ["climbing?"], user_label="alice", place=PUBLIC_A)
     assert used.sections == ("topOfMind@guild:7001",)
     await engine.service.record_reply([424242], ALICE, used)
-    record = engine.service.reply_record(424242)
+    record = await engine.service.reply_record(424242)
     assert record is not None
     recalled = await engine.service.recalled(ALICE, record)
     summaries = [(item.key, item.text, item.place) for item in recalled if item.kind == "section"]

@@ -1,0 +1,150 @@
+"""Last-activity days on both backends; on PostgreSQL, processes never move a day back, each sees the others' users
+after a save, only one process runs the retention sweep at a time, and a sweep deletes every row of a silent user."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from openai import AsyncOpenAI
+
+from bot.memory.backend import ActivityStore
+from bot.memory.extractor import MemoryExtractor
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
+from bot.memory.pg.activity import PostgresActivityLog
+from bot.memory.pg.database import Database
+from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
+from bot.memory.pg.replies import PostgresReplyLog
+from bot.memory.pg.store import PostgresMemoryStore
+from bot.memory.pg.turns import PostgresTurnQueue
+from bot.memory.retention import ACTIVITY_FILE, ActivityLog
+from bot.memory.selector import FactSelector
+from bot.memory.service import MemoryPolicy, MemoryService
+from tests.conftest_state import Databases
+
+ALICE, BOB, CAROL = 80351110224678912, 1001, 1002
+DAY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+
+
+def end_of(day: datetime) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
+
+
+async def opened(tmp_path: Path, databases: Databases | None) -> ActivityStore:
+    activity: ActivityStore
+    if databases is None:
+        activity = ActivityLog(tmp_path / ACTIVITY_FILE)
+    else:
+        activity = PostgresActivityLog(await databases.open())
+    await activity.open()
+    return activity
+
+
+async def test_days_survive_restarts_and_removal_is_final(tmp_path: Path, databases: Databases | None) -> None:
+    activity = await opened(tmp_path, databases)
+    activity.note(ALICE, DAY)
+    activity.note(BOB, DAY - timedelta(days=3))
+    assert activity.last_seen(ALICE) == end_of(DAY)  # counted to the end of the day: never shorter
+    assert (await opened(tmp_path, databases)).users() == []  # in RAM until saved
+    await activity.save()
+    again = await opened(tmp_path, databases)
+    assert sorted(again.users()) == [BOB, ALICE]
+    assert again.last_seen(BOB) == end_of(DAY - timedelta(days=3)) and again.last_seen(CAROL) is None
+    await again.remove(ALICE)
+    await again.save()
+    assert again.last_seen(ALICE) is None
+    third = await opened(tmp_path, databases)
+    assert third.users() == [BOB] and third.last_seen(ALICE) is None
+
+
+async def test_one_process_sweeps(tmp_path: Path, databases: Databases | None) -> None:
+    activity = await opened(tmp_path, databases)
+    async with activity.sweep_lock() as mine:
+        assert mine
+
+
+# --- PostgreSQL: several processes ------------------------------------------------------------------------------
+
+
+async def test_processes_never_move_a_day_back_and_see_each_others_users(pg_databases: Databases) -> None:
+    one = PostgresActivityLog(await pg_databases.open())
+    other = PostgresActivityLog(await pg_databases.open())
+    await one.open()
+    await other.open()
+    one.note(ALICE, DAY)
+    other.note(ALICE, DAY - timedelta(days=2))  # a process that saw her earlier and saves later
+    other.note(BOB, DAY)
+    await one.save()
+    await other.save()
+    assert other.last_seen(ALICE) == end_of(DAY)  # the later day won, and the other process now knows it
+    await one.save()
+    assert sorted(one.users()) == [BOB, ALICE] and one.last_seen(BOB) == end_of(DAY)
+
+
+async def test_only_one_process_holds_the_sweep_lock(pg_databases: Databases) -> None:
+    one = PostgresActivityLog(await pg_databases.open())
+    other = PostgresActivityLog(await pg_databases.open())
+    async with one.sweep_lock() as first, other.sweep_lock() as second:
+        assert first and not second
+    async with other.sweep_lock() as after:
+        assert after  # released when the first process finished
+
+
+def make_service(database: Database, now: datetime) -> MemoryService:
+    client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)  # never called
+    return MemoryService(
+        store=PostgresMemoryStore(database),
+        extractor=MemoryExtractor(client, model="unused", max_retries=0),
+        selector=FactSelector(),
+        journal=PostgresTurnQueue(database, lease_seconds=60, orphan_seconds=3600),
+        pauses=PostgresPauseRegistry(database),
+        modes=PostgresModeRegistry(database),
+        replies=PostgresReplyLog(database),
+        activity=PostgresActivityLog(database),
+        policy=MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600, retention_days=30),
+        clock=lambda: now,
+    )
+
+
+async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_user(
+    pg_databases: Databases, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = DAY + timedelta(days=100)
+    first, second = await pg_databases.open(), await pg_databases.open()
+    one, other = make_service(first, now), make_service(second, now)
+    await one.open()
+    await other.open()
+    memory = MemoryFile()
+    memory.facts.append(Fact(id="fact_0000aaaa", content="secret-alice " + "x" * 150, category="context",
+                             confidence=0.9, createdAt=DAY.isoformat()))
+    await one.store.save(ALICE, memory)
+    await first.execute("UPDATE memories SET updated_at = $1 WHERE user_id = $2", DAY, ALICE)
+    await one.journal.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
+                                                            text="secret-alice pending", at=DAY, turn_id="t1")])
+    await one.replies.record([777], ALICE, ["workContext"], ["fact_0000aaaa"])
+    await one.pauses.set_paused(ALICE, True)
+    await one.modes.set_fresh(ALICE, "resume", now)
+    one.activity.note(ALICE, DAY)
+    one.activity.note(BOB, now)
+    await one.activity.save()
+
+    caplog.set_level(logging.DEBUG, logger="bot.memory.retention")
+    async with one.activity.sweep_lock() as mine:  # the first process is sweeping
+        assert mine
+        assert await other.sweep_retention() == 0
+    assert "another process is sweeping" in caplog.text
+    assert await first.fetchval("SELECT count(*) FROM memories") == 1
+
+    assert await other.sweep_retention() == 1
+    leftovers = {
+        table: await first.fetchval(f"SELECT count(*) FROM {table} WHERE user_id = $1", ALICE)
+        for table in ("memories", "pending_turns", "reply_records", "paused_users", "user_modes", "user_activity")
+    }
+    assert leftovers == dict.fromkeys(leftovers, 0)
+    dump = json.dumps([dict(r) for r in await first.fetch("SELECT * FROM user_activity")], default=str)
+    assert str(BOB) in dump  # the active user stays
+    await asyncio.gather(one.shutdown(5), other.shutdown(5))
