@@ -17,7 +17,6 @@ overwrites that key in the mirror: a read cannot move the mirror back behind a c
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from abc import ABC, abstractmethod
@@ -144,6 +143,7 @@ class Notifications:
         self._conn: asyncpg.Connection | None = None
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
         self.reconnects = 0
 
     # --- subscribing ---------------------------------------------------------------------------------------
@@ -175,11 +175,11 @@ class Notifications:
         self._dirty.pop(mirror, None)
 
     async def close(self) -> None:
+        self._closed = True
         task, self._task = self._task, None
-        if task is not None:
+        while task is not None and not task.done():  # again if a library swallowed the cancellation
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task}, timeout=1.0)
         await self._disconnect()
         self._mirrors.clear()
 
@@ -224,14 +224,12 @@ class Notifications:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         next_refresh = loop.time() + self.refresh_seconds
-        while True:
+        while not self._closed:
             try:
                 if self._lost.is_set() or self._conn is None or self._conn.is_closed():
                     await self._reconnect()
                     next_refresh = loop.time()  # what was sent while we were away is lost: read everything
-                wait = max(0.0, next_refresh - loop.time())
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._woken(), timeout=wait)
+                await self._woken(timeout=max(0.0, next_refresh - loop.time()))
                 self._wake.clear()
                 dirty, self._dirty = self._dirty, {}
                 if loop.time() >= next_refresh:
@@ -244,12 +242,14 @@ class Notifications:
                 log.exception("database: following changes failed; retrying")
                 await asyncio.sleep(1.0)
 
-    async def _woken(self) -> None:
-        """Return when a notification arrived or the connection was lost."""
+    async def _woken(self, *, timeout: float) -> None:
+        """Return when a notification arrived, the connection was lost, or `timeout` passed. (`asyncio.wait`, not
+        `wait_for`: on Python 3.11 `wait_for` can swallow a cancellation that races its timeout, and `close`
+        would wait for this task forever.)"""
         lost = asyncio.ensure_future(self._lost.wait())
         woken = asyncio.ensure_future(self._wake.wait())
         try:
-            await asyncio.wait({lost, woken}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({lost, woken}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             lost.cancel()
             woken.cancel()

@@ -9,6 +9,9 @@ normalised tables: the engine reads and rewrites a user's memory as a whole (sel
 row is one read per reply and one write per extraction, and the file and database formats cannot drift apart.
 `revision` comes from one sequence, so a number never names two different contents, even after a user's row is
 deleted and recreated (caches key on it).
+
+The small per-user state (pauses, privacy modes, reply records, last activity) and the admins' memory switches are
+plain rows, one table each; only what is on (a pause, a live mode, a switch that is off) has a row.
 """
 
 from __future__ import annotations
