@@ -33,8 +33,7 @@ class Databases:
         await database.open()
         self._opened.append(database)
         if not self._migrated:
-            async with database.connection() as conn:
-                await migrate(conn)
+            await database.run(migrate, transaction=False)
             self._migrated = True
         if refresh_seconds is not None:
             database.notifications.refresh_seconds = refresh_seconds

@@ -96,8 +96,8 @@ async def test_a_dropped_listening_connection_is_reconnected_and_catches_up(pg_d
     listening = listener._conn
     assert listening is not None
     reconnected = listener.reconnects
-    async with one.database.connection() as conn:  # as a server restart or a network cut would
-        await conn.execute("SELECT pg_terminate_backend($1)", listening.get_server_pid())
+    # as a server restart or a network cut would
+    await one.database.execute("SELECT pg_terminate_backend($1)", listening.get_server_pid())
     await one.set_paused(ALICE, True)  # possibly sent while nobody listened in the other process
     await seen_by(other, lambda: other.is_paused(ALICE))
     await asyncio.wait_for(_until(lambda: listener.reconnects > reconnected), timeout=30)

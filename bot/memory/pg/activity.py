@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import asyncpg
 
-from bot.memory.pg.database import Database
+from bot.memory.pg.database import TRANSIENT_ERRORS, Database, StorageUnavailable, reason_of
 from bot.memory.pg.store import user_key
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,11 @@ class PostgresActivityLog:
     async def sweep_lock(self) -> AsyncIterator[bool]:
         """True for the one process that may sweep now (a session advisory lock, released with the connection if
         this process dies); False for the others, which skip this round."""
-        async with self.database.connection() as conn:
-            locked = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", SWEEP_LOCK))
+        async with self.database.pool.acquire() as conn:
+            try:
+                locked = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", SWEEP_LOCK))
+            except (asyncpg.PostgresError, *TRANSIENT_ERRORS) as error:
+                raise StorageUnavailable(f"database error: {reason_of(error)}") from error
             try:
                 yield locked
             finally:
