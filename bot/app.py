@@ -16,20 +16,26 @@ from bot.chat.model import ChatModel
 from bot.config import Settings
 from bot.llm import build_client
 from bot.memory.atomic import ensure_writable_folder
-from bot.memory.backend import TurnQueue, UserMemoryStore
+from bot.memory.backend import ActivityStore, ModeStore, PauseStore, ReplyStore, TurnQueue, UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
-from bot.memory.pauses import PauseRegistry
+from bot.memory.modes import MODES_FILE, ModeRegistry
+from bot.memory.pauses import PAUSES_FILE, PauseRegistry
+from bot.memory.pg.activity import PostgresActivityLog
 from bot.memory.pg.database import Database, StorageUnavailable
+from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
+from bot.memory.pg.replies import PostgresReplyLog
 from bot.memory.pg.schema import SchemaError, migrate
 from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.pg.turns import PostgresTurnQueue
+from bot.memory.replies import REPLIES_FILE, ReplyLog
 from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
 from bot.metrics import BotMetrics
-from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
+from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchBoard, SwitchesFileError
+from bot.switches_pg import PostgresMemorySwitches
 
 
 class DataDirError(Exception):
@@ -43,7 +49,7 @@ class Resources:
     client: AsyncOpenAI
     chat: ChatModel
     memory: MemoryService
-    switches: MemorySwitches
+    switches: SwitchBoard
     metrics: BotMetrics
     database: Database | None = None
 
@@ -98,9 +104,22 @@ def build_resources(settings: Settings) -> Resources:
     database = database_from(settings)
     store: UserMemoryStore
     journal: TurnQueue
+    pauses: PauseStore
+    modes: ModeStore
+    replies: ReplyStore
+    activity: ActivityStore
+    switches: SwitchBoard
+    disabled_guilds, disabled_channels = settings.memory_disabled_guild_ids, settings.memory_disabled_channel_ids
     if database is None:
         store = MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users)
         journal = Journal(settings.data_dir / JOURNAL_NAME)
+        pauses = PauseRegistry(settings.data_dir / PAUSES_FILE)
+        modes = ModeRegistry(settings.data_dir / MODES_FILE)
+        replies = ReplyLog(settings.data_dir / REPLIES_FILE)
+        activity = ActivityLog(settings.data_dir / ACTIVITY_FILE)
+        switches = MemorySwitches(
+            settings.data_dir / SWITCHES_FILE, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
+        )
     else:
         store = PostgresMemoryStore(database, cache_size=settings.memory_cache_users)
         lease = lease_seconds(settings, extractor)
@@ -108,23 +127,27 @@ def build_resources(settings: Settings) -> Resources:
         # (a live one claims within the max wait, plus one round while the user's previous batch finishes).
         orphan = settings.memory_max_wait_seconds + lease
         journal = PostgresTurnQueue(database, lease_seconds=lease, orphan_seconds=orphan)
+        pauses = PostgresPauseRegistry(database)
+        modes = PostgresModeRegistry(database)
+        replies = PostgresReplyLog(database)
+        activity = PostgresActivityLog(database)
+        switches = PostgresMemorySwitches(
+            database, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
+        )
     memory = MemoryService(
         store=store,
         extractor=extractor,
         selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
         journal=journal,
-        pauses=PauseRegistry(settings.data_dir / "paused.json"),
+        pauses=pauses,
+        modes=modes,
+        replies=replies,
         policy=policy_from(settings),
-        activity=ActivityLog(settings.data_dir / ACTIVITY_FILE),
+        activity=activity,
     )
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
         limit_field=settings.chat_token_parameter,
-    )
-    switches = MemorySwitches(
-        settings.data_dir / SWITCHES_FILE,
-        disabled_guilds=settings.memory_disabled_guild_ids,
-        disabled_channels=settings.memory_disabled_channel_ids,
     )
     return Resources(
         settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory),
@@ -142,7 +165,7 @@ async def start_memory(resources: Resources) -> int:
             ensure_writable_folder(resources.settings.data_dir)
             await database.open()
             await database.run(migrate, transaction=False)
-        resources.switches.load()
+        await resources.switches.open()
         return await resources.memory.open()
     except SwitchesFileError as error:
         raise DataDirError(str(error)) from None

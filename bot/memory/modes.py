@@ -27,6 +27,7 @@ from bot.memory.store import InvalidUserId, validate_user_id
 
 log = logging.getLogger(__name__)
 
+MODES_FILE = "modes.json"
 MAX_MODE_MINUTES = 1440  # a day; longer is what `/memory pause` is for
 UNTIL_RESUME = "resume"  # stored instead of an expiry for fresh mode without a timer
 

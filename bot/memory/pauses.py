@@ -25,6 +25,7 @@ from bot.memory.store import InvalidUserId, validate_user_id
 
 log = logging.getLogger(__name__)
 
+PAUSES_FILE = "paused.json"
 _DIGITS = re.compile(rb"[0-9]+")
 
 

@@ -27,6 +27,7 @@ from bot.memory.store import validate_user_id
 
 log = logging.getLogger(__name__)
 
+REPLIES_FILE = "replies.json"
 REPLIES_KEPT = 1000
 
 

@@ -53,7 +53,7 @@ from bot.memory.models import (
     new_fact_id,
     utc_now,
 )
-from bot.memory.modes import MAX_MODE_MINUTES, UNTIL_RESUME, ModeRegistry
+from bot.memory.modes import MAX_MODE_MINUTES, MODES_FILE, UNTIL_RESUME, ModeRegistry
 from bot.memory.pauses import PauseRegistry
 from bot.memory.places import (
     Scope,
@@ -65,7 +65,7 @@ from bot.memory.places import (
     usable_summaries,
 )
 from bot.memory.render import PlacedSummary, parse_section_ref, render_block
-from bot.memory.replies import ReplyLog, ReplyRecord
+from bot.memory.replies import REPLIES_FILE, ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot
@@ -225,8 +225,8 @@ class MemoryService:
             if not isinstance(pauses, PauseRegistry):
                 raise TypeError("modes and replies are required unless pauses is a file PauseRegistry")
             folder = pauses.path.parent
-            modes = modes or ModeRegistry(folder / "modes.json")
-            replies = replies or ReplyLog(folder / "replies.json")
+            modes = modes or ModeRegistry(folder / MODES_FILE)
+            replies = replies or ReplyLog(folder / REPLIES_FILE)
         self.modes: ModeStore = modes
         self.replies: ReplyStore = replies
         self.policy = policy

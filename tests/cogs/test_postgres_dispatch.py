@@ -43,6 +43,16 @@ async def test_memory_goes_to_the_database_and_comes_back_in_the_next_reply(
 
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I sell?"))
     assert FACT in str(h.llm.chat_requests[-1]["messages"])
+    await h.memory.set_paused(ALICE_ID, True)
+    await h.memory.resume(ALICE_ID)
+    assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM reply_records")] == [ALICE_ID] * 2
+    await h.memory.save_activity()
+    assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM user_activity")] == [ALICE_ID]
+    # Nothing of Alice's is in DATA_DIR: not her memory, her words, her settings, her replies or her id.
+    for path in h.settings.data_dir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"bees" not in data and b"Lyon" not in data and str(ALICE_ID).encode() not in data, path
     await dispatch(h.bot, "message", h.discord.message(scene.bob_dm, scene.bob_user, "hello there"))
     assert FACT not in str(h.llm.chat_requests[-1]["messages"])  # Bob's prompt never carries Alice's memory
     await h.settle()
