@@ -103,6 +103,12 @@ class Journal:
     def pending_for(self, user_id: int) -> int:
         return sum(1 for item in self._live.values() if item.key.user_id == user_id)
 
+    async def active_since(self, user_id: int, since: datetime) -> bool:
+        return any(
+            item.key.user_id == user_id and item.turn.at >= since
+            for item in [*self._live.values(), *(parked.item for parked in self._parked.values())]
+        )
+
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         """The user's turns not yet done, oldest first (what `/memory forget minutes:` sorts through)."""
         return [item for item in self._live.values() if item.key.user_id == user_id]

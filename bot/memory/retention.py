@@ -165,6 +165,8 @@ async def _erase_if_still_silent(
     last = last_activity(service.activity, file_times, user_id)
     if last is None or last >= cutoff or service.debouncer.has_pending_for(user_id):
         return False
+    if service.journal is not None and await service.journal.active_since(user_id, cutoff):
+        return False  # they spoke (perhaps to another process) and nothing was learned or recorded yet
     await service.forget_all(user_id, quiet=True)
     await service.pauses.set_paused(user_id, False)
     if modes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -211,3 +211,13 @@ async def test_failures_are_counted_across_restarts_and_a_parked_batch_is_not_re
         assert [item.turn.turn_id for item in await second.queue.pending_turns_of(USER)] == ["t3"]
     async with open_storage(backend, tmp_path, url) as third:
         assert [item.turn.turn_id for item in await third.queue.resume()] == ["t3"]
+
+
+async def test_a_waiting_turn_is_activity_for_the_retention_sweep(storage: Storage) -> None:
+    now = datetime.now(UTC)
+    await storage.queue.add(KEY, [Turn("user", USER, "ana", "back after a year", now, "t1")])
+    assert await storage.queue.active_since(USER, now - timedelta(hours=1)) is True
+    assert await storage.queue.active_since(USER, now + timedelta(hours=1)) is False
+    assert await storage.queue.active_since(OTHER, now - timedelta(hours=1)) is False
+    await storage.queue.purge(USER)
+    assert await storage.queue.active_since(USER, now - timedelta(hours=1)) is False

@@ -28,7 +28,7 @@ import os
 import secrets
 import socket
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -277,6 +277,14 @@ class PostgresTurnQueue:
             user_key(user_id),
         )
         return [_pending_turn(row) for row in rows]
+
+    async def active_since(self, user_id: int, since: datetime) -> bool:
+        found = await self.database.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1 AND received_at >= $2)",
+            user_key(user_id),
+            since,
+        )
+        return bool(found)
 
     async def compact(self) -> bool:
         """Rows are deleted when settled: nothing lingers to compact."""
