@@ -80,6 +80,8 @@ def _tally_line(what: str, tally: Tally) -> str:
 
 def report_lines(report: ImportReport) -> list[str]:
     lines = [_tally_line("users", report.users), _tally_line("pending turns", report.turns)]
+    lines += [_tally_line(name, tally) for name, tally in report.records.items() if tally.read]
+    lines += report.notes
     if report.unreadable_files:
         lines.append(
             f"{report.unreadable_files:,} memory files could not be read (the log names their users): "
@@ -87,10 +89,10 @@ def report_lines(report: ImportReport) -> list[str]:
         )
     if report.parked_turns:
         lines.append(f"{report.parked_turns:,} parked pending turns (failed too often) were not imported")
-    lines.append(
-        f"imported {report.users.read:,} users ({report.users.in_database:,} in the database), "
-        f"{report.turns.read:,} pending turns ({report.turns.in_database:,} in the database)"
-    )
+    counted = [("users", report.users), ("pending turns", report.turns)]
+    counted += [(name, tally) for name, tally in report.records.items() if tally.read]
+    totals = [f"{tally.read:,} {name} ({tally.in_database:,} in the database)" for name, tally in counted]
+    lines.append("imported " + ", ".join(totals))
     return lines
 
 
@@ -107,9 +109,16 @@ def import_files_command(settings: Settings, folder: Path) -> int:
     report = _run(_database(settings, IMPORT_APPLICATION_NAME), work)
     for line in report_lines(report):
         print(line, flush=True)
+    if report.problems:
+        raise CommandFailed("the import is incomplete: " + "; ".join(report.problems))
     if not report.complete:
         raise CommandFailed(
             f"the import is incomplete: {report.users.in_database:,} of {report.users.read:,} users and "
             f"{report.turns.in_database:,} of {report.turns.read:,} pending turns are in the database"
+            + "".join(
+                f", {tally.in_database:,} of {tally.read:,} {name}"
+                for name, tally in report.records.items()
+                if not tally.complete
+            )
         )
     return 0

@@ -86,6 +86,10 @@ class SwitchBoard(ABC):
         """What the server's admins chose (the operator's list is reported separately by `operator_disabled`)."""
         return self._guilds.get(guild_id, MemorySwitch())
 
+    def admin_choices(self) -> tuple[dict[int, MemorySwitch], dict[int, bool]]:
+        """The admins' stored choices (server switches, channel learning switches), e.g. to copy them elsewhere."""
+        return dict(self._guilds), dict(self._channels)
+
     def channel_learning(self, channel_id: int) -> bool:
         return self._channels.get(channel_id, True)
 

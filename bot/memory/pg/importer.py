@@ -1,5 +1,8 @@
 """Moving a file-backend data folder (`DATA_DIR`) into PostgreSQL: `python -m bot import-files DIR`.
 
+Memory files and the journal's pending turns here; pauses, privacy modes, reply records, activity days and memory
+switches in `import_records`.
+
 - The files are only read, never changed or deleted: they stay as the operator's backup. The journal is replayed
   from a copy in a temporary folder, because replaying rewrites (compacts) the file it reads.
 - Resumable: every row is inserted with `ON CONFLICT DO NOTHING` on its natural key (a memory by user id, a pending
@@ -37,6 +40,7 @@ from bot.memory.backend import PendingTurn
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import MemoryFile
 from bot.memory.pg.database import Database, StorageUnavailable
+from bot.memory.pg.import_records import RecordKind, insert_and_count, record_kinds
 from bot.memory.pg.store import user_key
 from bot.memory.store import InvalidUserId
 
@@ -78,12 +82,16 @@ class Tally:
 class ImportReport:
     users: Tally = field(default_factory=Tally)
     turns: Tally = field(default_factory=Tally)
+    records: dict[str, Tally] = field(default_factory=dict)  # pauses, privacy modes, ... (see import_records)
     unreadable_files: int = 0
     parked_turns: int = 0  # parked in the journal (failed too often): not imported
+    problems: list[str] = field(default_factory=list)  # what could not be carried over and must be looked at
+    notes: list[str] = field(default_factory=list)  # what was not carried over, harmlessly
 
     @property
     def complete(self) -> bool:
-        return self.users.complete and self.turns.complete
+        tallies = [self.users, self.turns, *self.records.values()]
+        return all(tally.complete for tally in tallies) and not self.problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +299,18 @@ async def import_files(database: Database, folder: Path, *, progress: Progress =
     report = ImportReport()
     await _import_memories(database, folder / "memory", report, progress)
     await _import_turns(database, folder / JOURNAL_NAME, report, progress)
+    for kind in record_kinds():
+        await _import_records(database, folder, kind, report)
     return report
+
+
+async def _import_records(database: Database, folder: Path, kind: RecordKind, report: ImportReport) -> None:
+    records = await asyncio.to_thread(kind.read, folder)
+    tally = report.records[kind.name] = Tally(read=len(records.rows))
+    added, tally.in_database = await insert_and_count(database, kind, records.rows)
+    tally.added, tally.already = added, tally.read - added
+    report.problems += [records.problem] if records.problem else []
+    report.notes += [records.note] if records.note else []
 
 
 def _read_documents(files: Sequence[tuple[int, Path]]) -> list[_Document | None]:
