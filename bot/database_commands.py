@@ -17,7 +17,14 @@ from typing import TypeVar
 from bot.config import Settings
 from bot.logging_setup import configure_logging
 from bot.memory.pg.database import Database, StorageUnavailable, database_secrets
-from bot.memory.pg.importer import IMPORT_APPLICATION_NAME, ImportRefused, ImportReport, Tally, import_files
+from bot.memory.pg.importer import (
+    IMPORT_APPLICATION_NAME,
+    ImportRefused,
+    ImportReport,
+    Tally,
+    check_data_folder,
+    import_files,
+)
 from bot.memory.pg.schema import MIGRATIONS, SchemaError, applied_version, migrate
 
 _T = TypeVar("_T")
@@ -106,6 +113,10 @@ def import_files_command(settings: Settings, folder: Path) -> int:
         except StorageUnavailable as error:
             raise StorageUnavailable(f"{error}; the files are unchanged: run the import again to finish it") from None
 
+    try:
+        check_data_folder(folder)  # before touching the database: a typo must not even migrate it
+    except ImportRefused as error:
+        raise CommandFailed(str(error)) from None
     report = _run(_database(settings, IMPORT_APPLICATION_NAME), work)
     for line in report_lines(report):
         print(line, flush=True)

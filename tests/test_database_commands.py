@@ -442,6 +442,9 @@ def test_import_files_of_a_path_that_is_no_data_folder_is_one_line(postgres_url:
         done = bot(["import-files", str(target)], tmp_path, with_password(postgres_url))
         assert done.returncode == 1
         one_error_line(done, needle)
+        assert done.stdout == ""
+    # Nothing was done to the database either (not even migrated).
+    assert query(postgres_url, lambda conn: conn.fetchval("SELECT to_regclass('schema_version') IS NULL"))
 
 
 # --- the small records -----------------------------------------------------------------------------------------
