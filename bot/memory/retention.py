@@ -39,13 +39,40 @@ ACTIVITY_FILE = "activity.json"
 SWEEP_CHUNK = 2  # deletions in flight: few, so the loop never waits long for the GIL or the thread pool
 
 
-class ActivityLog:
+class DayBook:
+    """The day each user was last seen, in RAM: what both activity stores answer from. `note` runs for every
+    message, so it only touches a dict; `_noted` tells the store what to write at its next save."""
+
+    def __init__(self) -> None:
+        self._days: dict[int, date] = {}
+
+    def note(self, user_id: int, now: datetime) -> None:
+        day = now.astimezone(UTC).date()
+        if self._days.get(user_id) != day:
+            self._days[user_id] = day
+            self._noted(user_id, day)
+
+    def _noted(self, user_id: int, day: date) -> None:
+        """A user's day changed in RAM (the store saves it later)."""
+
+    def last_seen(self, user_id: int) -> datetime | None:
+        """The end of the last day the user was seen (UTC), or None when never recorded."""
+        day = self._days.get(user_id)
+        if day is None:
+            return None
+        return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
+
+    def users(self) -> list[int]:
+        return list(self._days)
+
+
+class ActivityLog(DayBook):
     """The day each user was last seen, in RAM, saved (atomically) when it changed; `path=None` keeps it in RAM."""
 
     def __init__(self, path: Path | None, *, writer: AtomicWriter | None = None) -> None:
+        super().__init__()
         self.path = path
         self._writer = writer or AtomicWriter()
-        self._days: dict[int, date] = {}
         self._dirty = False
         self._lock = asyncio.Lock()
 
@@ -67,21 +94,8 @@ class ActivityLog:
             log.warning("activity file %s is unreadable; it will be rewritten", self.path.name)
             self._days = {}
 
-    def note(self, user_id: int, now: datetime) -> None:
-        day = now.astimezone(UTC).date()
-        if self._days.get(user_id) != day:
-            self._days[user_id] = day
-            self._dirty = True
-
-    def last_seen(self, user_id: int) -> datetime | None:
-        """The end of the last day the user was seen (UTC), or None when never recorded."""
-        day = self._days.get(user_id)
-        if day is None:
-            return None
-        return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
-
-    def users(self) -> list[int]:
-        return list(self._days)
+    def _noted(self, user_id: int, day: date) -> None:
+        self._dirty = True
 
     async def remove(self, user_id: int) -> None:
         """Drop the user's day (from the file at the next save, which the caller does)."""

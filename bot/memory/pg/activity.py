@@ -11,53 +11,41 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 
 import asyncpg
 
 from bot.memory.pg.database import TRANSIENT_ERRORS, Database, StorageUnavailable, reason_of
 from bot.memory.pg.store import user_key
+from bot.memory.retention import DayBook
 
 log = logging.getLogger(__name__)
 
 SWEEP_LOCK = 0x7377656570  # "sweep": far below any Discord snowflake (the per-user locks) and the migration lock
 
 
-class PostgresActivityLog:
+class PostgresActivityLog(DayBook):
     def __init__(self, database: Database) -> None:
+        super().__init__()
         self.database = database
-        self._days: dict[int, date] = {}
-        self._noted: dict[int, date] = {}  # noted since the last save, not yet in the table
+        self._unsaved: dict[int, date] = {}  # noted since the last save, not yet in the table
 
     async def open(self) -> None:
         """Read every process's days."""
         await self._read()
 
-    def note(self, user_id: int, now: datetime) -> None:
-        day = now.astimezone(UTC).date()
-        if self._days.get(user_id) != day:
-            self._days[user_id] = day
-            self._noted[user_id] = day
-
-    def last_seen(self, user_id: int) -> datetime | None:
-        """The end of the last day the user was seen (UTC), or None when never recorded."""
-        day = self._days.get(user_id)
-        if day is None:
-            return None
-        return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
-
-    def users(self) -> list[int]:
-        return list(self._days)
+    def _noted(self, user_id: int, day: date) -> None:
+        self._unsaved[user_id] = day
 
     async def remove(self, user_id: int) -> None:
         uid = user_key(user_id)
         await self.database.execute("DELETE FROM user_activity WHERE user_id = $1", uid)
         self._days.pop(uid, None)
-        self._noted.pop(uid, None)
+        self._unsaved.pop(uid, None)
 
     async def save(self) -> None:
         """Write the days noted since the last save (never moving a day back), then read every process's days."""
-        noted, self._noted = self._noted, {}
+        noted, self._unsaved = self._unsaved, {}
         if noted:
             ids, days = list(noted), list(noted.values())
             try:
@@ -71,14 +59,14 @@ class PostgresActivityLog:
                 )
             except BaseException:
                 for uid, day in noted.items():  # keep them for the next save (newer notes win)
-                    self._noted.setdefault(uid, day)
+                    self._unsaved.setdefault(uid, day)
                 raise
         await self._read()
 
     async def _read(self) -> None:
         rows = await self.database.fetch("SELECT user_id, last_day FROM user_activity")
         days = {int(row["user_id"]): row["last_day"] for row in rows}
-        for uid, day in self._noted.items():  # noted while reading: not in the table yet
+        for uid, day in self._unsaved.items():  # noted while reading: not in the table yet
             days[uid] = max(day, days.get(uid, day))
         self._days = days
 

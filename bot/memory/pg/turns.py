@@ -280,7 +280,7 @@ class PostgresTurnQueue:
 
     async def active_since(self, user_id: int, since: datetime) -> bool:
         found = await self.database.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1 AND received_at >= $2)",
+            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1 AND (turn->>'at')::timestamptz >= $2)",
             user_key(user_id),
             since,
         )
