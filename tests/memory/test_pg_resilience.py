@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
 from tests.memory.storage_backends import open_storage
 from tests.postgres import run_as_admin
 
@@ -61,4 +62,26 @@ async def test_turns_held_by_a_process_that_died_are_taken_over_once_and_counted
         assert (alive.queue.taken_over, third.queue.taken_over) == (2, 0)
         claim = await third.queue.claim(KEY, [item.turn for item in taken])
         assert claim.turns == ()  # leased to the process that took them over
+
+
+async def test_a_pause_or_incognito_set_in_one_process_refuses_turns_another_adds_at_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    async with open_storage("postgres", tmp_path, postgres_url) as pausing, \
+            open_storage("postgres", tmp_path, postgres_url) as behind:
+        assert pausing.database is not None
+        pauses, modes = PostgresPauseRegistry(pausing.database), PostgresModeRegistry(pausing.database)
+        await pauses.open()
+        await modes.open(now)
+        await pauses.set_paused(USER, True)  # the other process has not heard of it yet: only the table knows
+        await behind.queue.add(KEY, [turn("while-paused", now)])
+        await pauses.set_paused(USER, False)
+        await modes.set_incognito(USER, now + timedelta(minutes=5), now)
+        await behind.queue.add(KEY, [turn("while-incognito", now)])
+        await modes.clear(USER, now)
+        await behind.queue.add(KEY, [turn("after", now)])
+        assert [item.turn.turn_id for item in await behind.queue.pending_turns_of(USER)] == ["after"]
+        await pauses.close()
+        await modes.close()
 

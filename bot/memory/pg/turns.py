@@ -13,7 +13,8 @@
   recorded (user id and time, kept a day) and `add` refuses turns written before it: a message that reached another
   process just before the user wiped their memory is not learned after the wipe, however long its reply took.
   Clocks differ between machines, so turns up to `WIPE_MARGIN` after a wipe are refused too (not learning is the
-  safe side).
+  safe side). Likewise `add` refuses the turns of a user who is paused or incognito in the database: another
+  process's copy of those settings may be a notification behind, the table is not.
 - Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
   deleted by the same background task.
 """
@@ -166,6 +167,8 @@ class PostgresTurnQueue:
                 "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until)"
                 " SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval"
                 " WHERE NOT EXISTS (SELECT 1 FROM user_wipes WHERE user_id = $1 AND wiped_at >= $8)"
+                " AND NOT EXISTS (SELECT 1 FROM paused_users WHERE user_id = $1)"
+                " AND NOT EXISTS (SELECT 1 FROM user_modes WHERE user_id = $1 AND incognito_until > now())"
                 " ON CONFLICT (user_id, turn_id) DO NOTHING",
                 rows,
             )
