@@ -92,8 +92,10 @@ class PostgresTurnQueue:
     # --- lifecycle -----------------------------------------------------------------------------------------
 
     async def resume(self) -> list[PendingTurn]:
-        """Turns a dead process left (expired leases, long-unclaimed rows), now claimed by this one."""
-        return await self.take_over()
+        """Turns a dead or stopped process left (holds that ran out or were released), now claimed by this one."""
+        taken = await self.take_over()
+        await self._housekeeping()
+        return taken
 
     def watch(self, on_taken: TakenOver) -> None:
         """Start the background sweep; turns it takes over are handed to `on_taken` (the debouncer)."""
@@ -102,16 +104,19 @@ class PostgresTurnQueue:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="pending-takeover")
 
     async def _sweep_forever(self) -> None:
+        """Take over, then tidy, every `sweep_seconds`, for as long as the process runs: a failed round is logged
+        and the next one tries again (what was taken over is handed on before tidying can fail)."""
         while True:
             await asyncio.sleep(self.sweep_seconds)
             try:
                 taken = await self.take_over()
+                if taken and self._on_taken is not None:
+                    self._on_taken(taken)
                 await self._housekeeping()
             except StorageUnavailable as error:
                 log.warning("pending turns: sweep failed (%s); will retry", error)
-                continue
-            if taken and self._on_taken is not None:
-                self._on_taken(taken)
+            except Exception as error:  # the sweep must outlive any one bad round
+                log.error("pending turns: sweep failed (%s); will retry", type(error).__name__, exc_info=error)
 
     async def close(self) -> None:
         """Stop the sweep and release what this process still holds (a shutdown whose flush ran out of time), so
