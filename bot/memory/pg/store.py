@@ -92,31 +92,33 @@ class PostgresMemoryStore:
 
     async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]:
         uid = user_key(user_id)
+        entry, hit = await self.database.run(lambda conn: self._read(conn, uid), transaction=False)
+        if hit:
+            self.cache_hits += 1
+        else:
+            self.cache_misses += 1
+        return entry.memory, entry.revision
+
+    async def _read(self, conn: asyncpg.Connection, uid: int) -> tuple[_Cached, bool]:
+        """The user's memory, cached: the cached copy while it is still current (the row's revision, or still no
+        row; the document is then not even sent), else the row's document parsed and cached. True when the cache
+        answered."""
         cached = self._cache.peek(uid)
         known = cached.revision if cached is not None else 0
-        row = await self.database.run(
-            lambda conn: conn.fetchrow(
-                "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc"
-                " FROM memories WHERE user_id = $1",
-                uid,
-                known,
-            ),
-            transaction=False,
+        row = await conn.fetchrow(
+            "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc"
+            " FROM memories WHERE user_id = $1",
+            uid,
+            known,
         )
         if row is None:
             if cached is not None and cached.revision < 0:
-                self.cache_hits += 1
-                return cached.memory, cached.revision
-            self.cache_misses += 1
-            entry = self._remember(uid, next(self._empty_revisions), MemoryFile())
-            return entry.memory, entry.revision
+                return cached, True
+            return self._remember(uid, next(self._empty_revisions), MemoryFile()), False
         if row["doc"] is None and cached is not None:
-            self.cache_hits += 1
             self._cache.get(uid)  # now the newest
-            return cached.memory, cached.revision
-        self.cache_misses += 1
-        entry = self._remember(uid, int(row["revision"]), self._parse(uid, row["doc"]))
-        return entry.memory, entry.revision
+            return cached, True
+        return self._remember(uid, int(row["revision"]), self._parse(uid, row["doc"])), False
 
     @staticmethod
     def _parse(uid: int, raw: str | None) -> MemoryFile:
@@ -141,29 +143,12 @@ class PostgresMemoryStore:
         async with self._lock_for(uid), self.database.transaction(prepare=lock) as conn:
             if settles is not None and settles.owner is not None:
                 await self._settle(conn, uid, settles)
-            current = await self._current(conn, uid)
+            current = (await self._read(conn, uid))[0].memory
             draft = current.model_copy(deep=True)
             yield draft
             if draft.model_dump() != current.model_dump():
                 revision = await self._write(conn, uid, draft)
                 self._remember(uid, revision, draft.model_copy(deep=True))
-
-    async def _current(self, conn: asyncpg.Connection, uid: int) -> MemoryFile:
-        """The user's memory inside the edit's transaction: the cached copy when its revision is still the row's
-        (the document is then not even sent), else the row's document parsed."""
-        cached = self._cache.peek(uid)
-        known = cached.revision if cached is not None else 0
-        row = await conn.fetchrow(
-            "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc"
-            " FROM memories WHERE user_id = $1",
-            uid,
-            known,
-        )
-        if row is None:
-            return MemoryFile()
-        if row["doc"] is None and cached is not None:
-            return cached.memory
-        return self._parse(uid, row["doc"])
 
     @staticmethod
     async def _settle(conn: asyncpg.Connection, uid: int, claim: Claim) -> None:
