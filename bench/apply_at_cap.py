@@ -78,7 +78,7 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
                 return fn(*args, **kwargs)
             patches.enter_context(mock.patch.object(apply_module, "_closest", difflib_closest))
             patches.enter_context(mock.patch.object(engine.service, "_off_loop", inline))
-        engine.service.start()
+        await engine.service.open()
         for uid in uids:
             await engine.store.save(uid, memory_at_cap(100, seed=uid % 10_000))
         try:

@@ -120,7 +120,7 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
             pauses=PauseRegistry(root / "paused.json"),
             policy=MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600),
         )
-        service.start()
+        await service.open()
         key = ConversationKey(700000000000000001, USER_ID)
         before: list[MemoryFile] = []
         for burst in conversation:

@@ -86,7 +86,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
             pauses=PauseRegistry(root / "paused.json"),
             policy=policy,
         )
-        service.start()
+        await service.open()
         await store.save(USER_ID, build_memory(n_facts))
         path = store.path_for(USER_ID)
         size_kb = path.stat().st_size / 1024

@@ -123,7 +123,7 @@ async def run(users: int, silent_share: float) -> Table:
         expected = await asyncio.to_thread(populate, ours_dir / "memory", users, silent_every, body)
         await asyncio.to_thread(populate, base_dir / "memory", users, silent_every, body)
         service = make_service(ours_dir)
-        service.start()
+        await service.open()
         _, _, idle_lags = await with_ticker(lambda: idle(IDLE_SECONDS))
         deleted, seconds, lags = await with_ticker(lambda: service.sweep_retention(NOW))
         left = len(os.listdir(ours_dir / "memory"))

@@ -13,7 +13,7 @@ them, or another process took them over after the lease ran out), so a batch is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -102,6 +102,10 @@ class TurnQueue(Protocol):
         ...
 
     async def resume(self) -> list[PendingTurn]: ...
+
+    def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:
+        """Hand turns this process takes over later (from processes that die) to `on_taken`, from now on."""
+        ...
 
     async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None: ...
 

@@ -35,7 +35,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -366,6 +366,9 @@ class Journal:
     async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
         """Record turns as taken; returns once they are on disk."""
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
+
+    def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:
+        """One process owns the journal: no other process's turns are ever taken over."""
 
     async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
         """One process owns the journal: every turn of a batch is its to extract."""

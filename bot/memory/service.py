@@ -38,7 +38,7 @@ from bot.memory.backend import (
 from bot.memory.debouncer import Debouncer
 from bot.memory.extractor import ExtractionFailed, MemoryExtractor
 from bot.memory.guard import rejection_reason
-from bot.memory.journal import PARKED_RETENTION, Journal
+from bot.memory.journal import PARKED_RETENTION
 from bot.memory.models import (
     DM_PLACE,
     ORIGIN_CORRECTED,
@@ -69,7 +69,6 @@ from bot.memory.replies import REPLIES_FILE, ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot
-from bot.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -263,24 +262,8 @@ class MemoryService:
         if self.journal is None:
             return 0
         resumed = self._enqueue(await self.journal.resume(), first=False)
-        watch = getattr(self.journal, "watch", None)
-        if watch is not None:
-            watch(self._taken_over)
+        self.journal.watch(self._taken_over)
         return resumed
-
-    def start(self) -> int:
-        """`open` for the file backend, without a running coroutine (the console and tests)."""
-        assert isinstance(self.store, MemoryStore) and (self.journal is None or isinstance(self.journal, Journal))
-        assert isinstance(self.pauses, PauseRegistry) and isinstance(self.activity, ActivityLog)
-        assert isinstance(self.modes, ModeRegistry) and isinstance(self.replies, ReplyLog)
-        self.store.prepare()
-        self.pauses.load()
-        self.activity.load()
-        self.modes.load(self.clock())
-        self.replies.load()
-        if self.journal is None:
-            return 0
-        return self._enqueue(self.journal.replay(), first=False)
 
     def _enqueue(self, pending: list[PendingTurn], *, first: bool) -> int:
         by_key: dict[ConversationKey, list[Turn]] = {}

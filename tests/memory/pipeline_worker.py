@@ -41,7 +41,7 @@ async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
         pauses=PauseRegistry(data_dir / "paused.json"),
         policy=MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5, max_facts=100_000),
     )
-    service.start()
+    await service.open()
     for seq in range(first, first + count):
         uid = user_for(seq)
         turn = Turn("user", uid, f"user{uid}", f"I like token-{seq}", datetime.now(UTC), f"t{seq}")

@@ -66,7 +66,7 @@ async def test_forget_everything_leaves_no_byte_of_the_user_under_the_data_folde
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
-    engine.service.start()
+    await engine.service.open()
     try:
         await learned(engine)
         # more words still waiting for their extraction, and a damaged copy of the memory file kept aside
@@ -86,7 +86,7 @@ async def test_applied_turns_leave_the_journal_shortly_after(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    engine.service.start()
+    await engine.service.open()
     try:
         await learned(engine)
         journal = tmp_path / JOURNAL_NAME
@@ -100,7 +100,7 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    engine.service.start()
+    await engine.service.open()
     engine.service.journal._done_delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
     try:
         await learned(engine)
@@ -119,7 +119,7 @@ async def test_a_turn_that_arrived_before_a_wipe_is_not_learned_after_it(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    engine.service.start()
+    await engine.service.open()
     try:
         ticket = engine.service.learning_ticket(ALICE)  # the message arrives; the reply takes a while...
         assert await engine.service.forget_all(ALICE) is False  # ...and the wipe is confirmed meanwhile
@@ -156,7 +156,7 @@ async def test_files_and_folders_are_private_under_a_normal_umask(
     data = tmp_path / "data"
     engine = make_engine(data, chat_server.base_url)
     engine.service.journal._done_delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
-    engine.service.start()
+    await engine.service.open()
     try:
         await learned(engine)
         await engine.service.set_paused(BOB, True)
@@ -186,7 +186,7 @@ async def test_files_an_older_version_left_readable_are_tightened_at_start(
     for path in loose:
         path.chmod(0o644)
     engine = make_engine(data, chat_server.base_url)
-    engine.service.start()
+    await engine.service.open()
     await engine.aclose()
     assert [oct(mode(p)) for p in loose] == [oct(0o600)] * 3
     assert oct(mode(data)) == oct(0o700) and oct(mode(data / "memory")) == oct(0o700)
@@ -205,7 +205,7 @@ async def test_a_batch_the_model_always_refuses_is_parked_across_restarts_then_d
         """One life of the bot: start (replaying the journal), settle, stop; returns extraction requests made."""
         before = len(chat_server.requests)
         engine = make_engine(tmp_path, chat_server.base_url)
-        engine.service.start()
+        await engine.service.open()
         if first:
             await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"a long story {SECRET}")])
         await engine.settle()

@@ -140,7 +140,7 @@ async def run_load(
         retries=2,
         journal_durable=durable_journal,
     )
-    engine.service.start()
+    await engine.service.open()
     base = datetime(2024, 5, 1, tzinfo=UTC)
     uids = [10**17 + n for n in range(users)]
 
@@ -217,7 +217,7 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
 
     chat_server.responder = ten_long_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05, max_concurrent=4, timeout=30)
-    engine.service.start()
+    await engine.service.open()
     for uid in users:
         await engine.store.save(uid, memory_at_cap(100, seed=uid % 1000))
     base = datetime(2024, 5, 1, tzinfo=UTC)

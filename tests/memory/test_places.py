@@ -196,7 +196,7 @@ async def test_replay_gives_back_each_turns_place_and_an_old_record_is_a_dm(tmp_
 @pytest.fixture
 async def engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
     built = make_engine(tmp_path, chat_server.base_url)
-    built.service.start()
+    await built.service.open()
     yield built
     await built.aclose()
 
@@ -321,7 +321,7 @@ async def test_forget_and_export_work_across_places(engine: Engine, chat_server:
 async def test_scope_user_keeps_one_memory_everywhere(tmp_path: Path, chat_server: ChatServer) -> None:
     built = make_engine(tmp_path, chat_server.base_url)
     built.service.policy = dataclasses.replace(built.service.policy, scope="user")
-    built.service.start()
+    await built.service.open()
     try:
         await learn(built, chat_server, DM, "between us: I'm being treated for depression",
                     "Is being treated for depression", "Coping with depression")

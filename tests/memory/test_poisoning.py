@@ -124,7 +124,7 @@ def test_corpus_is_large_enough() -> None:
 
 async def test_obedient_model_cannot_poison_memory(service: MemoryService, chat_server: ChatServer) -> None:
     chat_server.responder = obedient_model
-    service.start()
+    await service.open()
     bob = MemoryFile(
         facts=[Fact(id=fid, content=f"Bob fact {n}", confidence=0.9) for n, fid in enumerate(BOB_FACT_IDS)]
     )

@@ -85,7 +85,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
 ) -> None:
     clock = Clock(T0)
     service = make_service(data, chat_server.base_url, clock)
-    service.start()
+    await service.open()
     # Alice: memory, turns left in the journal (an extraction that was given up), a kept-aside corrupt copy.
     await service.store.save(ALICE, memory_of(ALICE))
     assert service.journal is not None
@@ -144,7 +144,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
 
 async def test_zero_keeps_everything_forever(data: Path, chat_server: ChatServer) -> None:
     service = make_service(data, chat_server.base_url, Clock(T0), days=0)
-    service.start()
+    await service.open()
     await service.store.save(ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=5000))
     assert await service.sweep_retention(T0) == 0
@@ -154,13 +154,13 @@ async def test_zero_keeps_everything_forever(data: Path, chat_server: ChatServer
 async def test_activity_survives_a_restart(data: Path, chat_server: ChatServer) -> None:
     clock = Clock(T0)
     first = make_service(data, chat_server.base_url, clock)
-    first.start()
+    await first.open()
     await first.store.save(ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=400))
     first.note_activity(ALICE)  # she talked today, without anything new being learned
     await first.shutdown(1.0)  # saves the activity file
     second = make_service(data, chat_server.base_url, clock)
-    second.start()
+    await second.open()
     assert await second.sweep_retention(T0 + timedelta(days=100)) == 0
     assert (data / "memory" / f"{ALICE}.json").exists()
     assert await second.sweep_retention(T0 + timedelta(days=367)) == 1
@@ -168,7 +168,7 @@ async def test_activity_survives_a_restart(data: Path, chat_server: ChatServer) 
 
 async def test_forget_all_also_removes_the_activity_record(data: Path, chat_server: ChatServer) -> None:
     service = make_service(data, chat_server.base_url, Clock(T0))
-    service.start()
+    await service.open()
     service.note_activity(ALICE)
     service.note_activity(BOB)
     await service.save_activity()
@@ -188,7 +188,7 @@ async def test_housekeeping_sweeps_after_start_and_then_daily(data: Path, chat_s
             await asyncio.Event().wait()  # park here until stopped
 
     service = make_service(data, chat_server.base_url, Clock(T0))
-    service.start()
+    await service.open()
     keeper = Housekeeping(service, sleep=fake_sleep)
     keeper.start()
     await resume.wait()
@@ -200,7 +200,7 @@ async def test_housekeeping_sweeps_after_start_and_then_daily(data: Path, chat_s
 async def test_10000_users_on_disk_do_not_stall_the_loop(data: Path, chat_server: ChatServer) -> None:
     """A generous bound on a loaded machine; bench/retention_sweep.py measures the real figure."""
     service = make_service(data, chat_server.base_url, Clock(T0))
-    service.start()
+    await service.open()
     body = memory_of(1).model_dump_json().encode()
     folder = data / "memory"
 

@@ -188,7 +188,7 @@ def make_engine(
 @pytest.fixture
 async def engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
     built = make_engine(tmp_path, chat_server.base_url)
-    built.service.start()
+    await built.service.open()
     yield built
     await built.aclose()
 
@@ -286,7 +286,7 @@ async def test_a_slow_journal_does_not_split_a_burst(tmp_path: Path, chat_server
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
     engine.service.journal = SlowJournal(tmp_path / JOURNAL_NAME, delay=0.1)
-    engine.service.start()
+    await engine.service.open()
     key = ConversationKey(CHANNEL, ALICE)
     burst = [turn(ALICE, f"message {n}") for n in range(5)]
     try:
@@ -364,7 +364,7 @@ async def slow_engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[
     """An engine whose quiet time never runs out during a test: a batch is pending until the test flushes it, so
     "pending" does not depend on how fast a loaded machine gets from one line to the next."""
     built = make_engine(tmp_path, chat_server.base_url, debounce=600, max_wait=1200)
-    built.service.start()
+    await built.service.open()
     yield built
     await built.aclose()
 
@@ -456,7 +456,7 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url)
     try:
-        assert engine.service.start() == 3
+        assert await engine.service.open() == 3
         await engine.settle()
     finally:
         await engine.aclose()
@@ -478,7 +478,7 @@ async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, ch
     await Journal(tmp_path / JOURNAL_NAME).add(key, applied)
     engine = make_engine(tmp_path, chat_server.base_url)
     try:
-        engine.service.start()
+        await engine.service.open()
         await engine.settle()
     finally:
         await engine.aclose()
@@ -493,7 +493,7 @@ async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, ch
 async def test_shutdown_flushes_pending_batches_to_disk(tmp_path: Path, chat_server: ChatServer) -> None:
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600)  # nothing would fire alone
-    engine.service.start()
+    await engine.service.open()
     try:
         for user in range(2001, 2011):
             await engine.service.remember(ConversationKey(CHANNEL, user), [turn(user, f"I am user {user}")])
@@ -514,7 +514,7 @@ async def test_shutdown_with_a_stalled_server_keeps_the_turns_journaled(
 ) -> None:
     chat_server.default = stall(30)
     engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600, timeout=20)
-    engine.service.start()
+    await engine.service.open()
     try:
         await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
         await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
@@ -554,7 +554,7 @@ async def _disk_fault_engine(
 ) -> tuple[Engine, FaultyFsync, bytes]:
     fsync = FaultyFsync(tmp_path / "memory" / f"{ALICE}.json", failures=0)
     engine = make_engine(tmp_path, chat_server.base_url, writer=AtomicWriter(fsync=fsync))
-    engine.service.start()
+    await engine.service.open()
     await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     fsync.failures = failures
     return engine, fsync, engine.file(ALICE).read_bytes()
