@@ -22,7 +22,6 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from bench.common import Table, exit_code, header, make_facts, p95, parser
-from bot.memory.atomic import fsync_dir, json_bytes
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import Fact, MemoryFile
@@ -31,6 +30,7 @@ from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.storage.atomic import fsync_dir, json_bytes
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 FIRST_USER = 400000000000000000

@@ -46,17 +46,17 @@ from bench.common import PROJECT_ROOT, Table, dialogues, exit_code, fmt_ms, head
 from bench.reply_path import with_summaries
 from bench.storage_worker import DURABLE_SETTINGS, MAX_FACTS, REPORTED_SETTINGS, Spec, cpu_seconds, marker, open_pool
 from bench.store_throughput import filesystem_of
-from bot.memory.atomic import AtomicWriter
 from bot.memory.backend import UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import MemoryFile, Place
 from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import Database
 from bot.memory.pg.schema import migrate
 from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.storage.atomic import AtomicWriter
+from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
 from tests.postgres import PostgresServer, PostgresUnavailable
 

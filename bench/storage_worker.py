@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter
 from bot.memory.backend import UserMemoryStore
 from bot.memory.models import Fact
-from bot.memory.pg.database import Database
 from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.store import MemoryStore
+from bot.storage.atomic import AtomicWriter
+from bot.storage.pg.database import Database
 from tests.memory.realistic import long_fact_texts
 
 MAX_FACTS = 100  # MEMORY_MAX_FACTS' default: the memories are at the cap

@@ -15,14 +15,12 @@ from openai import AsyncOpenAI
 from bot.chat.model import ChatModel
 from bot.config import Settings
 from bot.llm import build_client
-from bot.memory.atomic import ensure_writable_folder
 from bot.memory.backend import ActivityStore, ModeStore, PauseStore, ReplyStore, TurnQueue, UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.modes import MODES_FILE, ModeRegistry
 from bot.memory.pauses import PAUSES_FILE, PauseRegistry
 from bot.memory.pg.activity import PostgresActivityLog
-from bot.memory.pg.database import Database, StorageUnavailable
 from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
 from bot.memory.pg.replies import PostgresReplyLog
 from bot.memory.pg.schema import SchemaError, migrate
@@ -34,6 +32,9 @@ from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
 from bot.metrics import BotMetrics
+from bot.storage.atomic import ensure_writable_folder
+from bot.storage.errors import StorageUnavailable
+from bot.storage.pg.database import Database
 from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchBoard, SwitchesFileError
 from bot.switches_pg import PostgresMemorySwitches
 

@@ -48,7 +48,7 @@ def check_data_dir(data_dir: Path) -> str | None:
     Checked before the heavy imports (discord.py, openai, scikit-learn take seconds on a small VPS), so an admin
     who points DATA_DIR at the wrong place hears about it at once. The store checks again when it starts.
     """
-    from bot.memory.atomic import ensure_writable_folder
+    from bot.storage.atomic import ensure_writable_folder
 
     try:
         ensure_writable_folder(data_dir)  # the journal, pause list and heartbeat
@@ -234,7 +234,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
     if settings.database_url is not None:
-        from bot.memory.pg.database import database_secrets
+        from bot.storage.pg.database import database_secrets
 
         secrets.extend(database_secrets(settings.database_url.get_secret_value()))
     log_file = None

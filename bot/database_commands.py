@@ -16,7 +16,6 @@ from typing import TypeVar
 
 from bot.config import Settings
 from bot.logging_setup import configure_logging
-from bot.memory.pg.database import Database, StorageUnavailable, database_secrets
 from bot.memory.pg.importer import (
     IMPORT_APPLICATION_NAME,
     ImportRefused,
@@ -26,6 +25,8 @@ from bot.memory.pg.importer import (
     import_files,
 )
 from bot.memory.pg.schema import MIGRATIONS, SchemaError, applied_version, migrate
+from bot.storage.errors import StorageUnavailable
+from bot.storage.pg.database import Database, database_secrets
 
 _T = TypeVar("_T")
 

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.memory.atomic import AtomicWriter, json_bytes
+from bot.storage.atomic import AtomicWriter, json_bytes
 
 SWITCHES_FILE = "memory-switches.json"
 

@@ -1,7 +1,7 @@
 """The admins' memory switches in PostgreSQL, so an admin's `/memory-admin` on one process applies on all.
 
 Same rules as the file (`bot.switches`): only switches that are off are stored (`guild_switches`,
-`channel_switches`), reads come from RAM. The RAM copy is a mirror of the tables (`bot.memory.pg.mirror`): loaded at
+`channel_switches`), reads come from RAM. The RAM copy is a mirror of the tables (`bot.storage.pg.mirror`): loaded at
 `open()`, written through on every change (the database first), and refreshed by notification when another process
 changes a switch, with a periodic full reload as a safety net.
 """
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 import asyncpg
 
-from bot.memory.pg.database import Database
-from bot.memory.pg.mirror import Mirror
+from bot.storage.pg.database import Database
+from bot.storage.pg.mirror import Mirror
 from bot.switches import MemorySwitch, SwitchBoard
 
 SWITCHES_CHANNEL = "memory_switches"

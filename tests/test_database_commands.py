@@ -23,13 +23,11 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from bot.memory.atomic import json_bytes
 from bot.memory.backend import PendingTurn
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, MemoryFile, Place, Turn
 from bot.memory.modes import UNTIL_RESUME, ModeRegistry
 from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import Database
 from bot.memory.pg.import_records import MODES_FILE, PAUSES_FILE, REPLIES_FILE
 from bot.memory.pg.importer import IMPORTED_ID_PREFIX
 from bot.memory.pg.schema import LATEST_VERSION, MIGRATIONS
@@ -37,6 +35,8 @@ from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.pg.turns import PostgresTurnQueue
 from bot.memory.replies import ReplyLog
 from bot.memory.retention import ACTIVITY_FILE, ActivityLog
+from bot.storage.atomic import json_bytes
+from bot.storage.pg.database import Database
 from bot.switches import SWITCHES_FILE, MemorySwitches
 from tests.memory.realistic import memory_at_cap
 from tests.test_process import clean_env, run_bot_command

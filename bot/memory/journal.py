@@ -41,10 +41,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
 from bot.memory.backend import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
-from bot.memory.quarantine import copies_of, copy_aside
+from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
+from bot.storage.quarantine import copies_of, copy_aside
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.memory.models import iso
-from bot.memory.quarantine import move_aside
-from bot.memory.store import InvalidUserId, validate_user_id
+from bot.storage.atomic import AtomicWriter, json_bytes, sweep_temp_files
+from bot.storage.errors import InvalidUserId
+from bot.storage.ids import validate_user_id
+from bot.storage.quarantine import move_aside
 
 log = logging.getLogger(__name__)
 

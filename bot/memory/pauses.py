@@ -19,9 +19,10 @@ import logging
 import re
 from pathlib import Path
 
-from bot.memory.atomic import AtomicWriter, json_bytes, make_private, replace_file_sync, sweep_temp_files
-from bot.memory.quarantine import copies_of, copy_aside, move_aside
-from bot.memory.store import InvalidUserId, validate_user_id
+from bot.storage.atomic import AtomicWriter, json_bytes, make_private, replace_file_sync, sweep_temp_files
+from bot.storage.errors import InvalidUserId
+from bot.storage.ids import validate_user_id
+from bot.storage.quarantine import copies_of, copy_aside, move_aside
 
 log = logging.getLogger(__name__)
 

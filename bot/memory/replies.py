@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.memory.models import SECTION_NAMES
-from bot.memory.quarantine import move_aside
 from bot.memory.render import parse_section_ref
-from bot.memory.store import validate_user_id
+from bot.storage.atomic import AtomicWriter, json_bytes, sweep_temp_files
+from bot.storage.ids import validate_user_id
+from bot.storage.quarantine import move_aside
 
 log = logging.getLogger(__name__)
 

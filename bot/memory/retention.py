@@ -27,7 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.memory.atomic import AtomicWriter, json_bytes
+from bot.storage.atomic import AtomicWriter, json_bytes
 
 if TYPE_CHECKING:
     from bot.memory.backend import ActivityStore

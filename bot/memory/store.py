@@ -18,7 +18,6 @@ import itertools
 import json
 import logging
 import os
-import re
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,7 +27,9 @@ from pathlib import Path
 import aiofiles
 from pydantic import ValidationError
 
-from bot.memory.atomic import (
+from bot.memory.backend import Claim
+from bot.memory.models import MemoryFile
+from bot.storage.atomic import (
     AtomicWriter,
     ensure_writable_folder,
     fsync_dir,
@@ -36,29 +37,11 @@ from bot.memory.atomic import (
     make_private,
     sweep_temp_files,
 )
-from bot.memory.backend import Claim
-from bot.memory.lru import LruCache
-from bot.memory.models import MemoryFile
-from bot.memory.quarantine import copies_of, move_aside
+from bot.storage.ids import is_snowflake_text, validate_user_id
+from bot.storage.lru import LruCache
+from bot.storage.quarantine import copies_of, move_aside
 
 log = logging.getLogger(__name__)
-
-_SNOWFLAKE = re.compile(r"[0-9]{1,20}")
-
-
-class InvalidUserId(ValueError):
-    """Raised for anything that is not a decimal Discord snowflake."""
-
-
-def validate_user_id(user_id: int | str) -> str:
-    """The canonical decimal form of a Discord user id, or `InvalidUserId`."""
-    if isinstance(user_id, bool):
-        raise InvalidUserId("user id must be a decimal Discord snowflake")
-    text = str(user_id) if isinstance(user_id, int) else user_id
-    if not isinstance(text, str) or not _SNOWFLAKE.fullmatch(text) or int(text) >= 2**64 or int(text) <= 0:
-        raise InvalidUserId("user id must be a decimal Discord snowflake")
-    return str(int(text))
-
 
 @dataclass(slots=True)
 class _Cached:
@@ -268,7 +251,7 @@ class MemoryStore:
         with entries:
             for entry in entries:
                 head, dot, rest = entry.name.partition(".")
-                if not dot or not _SNOWFLAKE.fullmatch(head):
+                if not dot or not is_snowflake_text(head):
                     continue
                 if not (rest == "json" or (with_copies and rest.startswith("json.corrupt-"))):
                     continue

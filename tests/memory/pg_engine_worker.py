@@ -28,8 +28,8 @@ from pathlib import Path
 from bot.app import build_resources, start_memory
 from bot.config import Settings
 from bot.memory.models import ConversationKey, Fact, Place, Turn
-from bot.memory.pg.database import Database
 from bot.memory.pg.store import PostgresMemoryStore
+from bot.storage.pg.database import Database
 
 FILLER = "and keeps notes about the migration of the billing service, the on-call rota and the quarterly review; "
 

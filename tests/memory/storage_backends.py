@@ -9,11 +9,11 @@ from pathlib import Path
 
 from bot.memory.backend import TurnQueue, UserMemoryStore
 from bot.memory.journal import Journal
-from bot.memory.pg.database import Database
 from bot.memory.pg.schema import migrate
 from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.pg.turns import PostgresTurnQueue
 from bot.memory.store import MemoryStore
+from bot.storage.pg.database import Database
 
 BACKENDS = ("files", "postgres")
 

@@ -16,7 +16,6 @@ from bot.memory.backend import ActivityStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.pg.activity import PostgresActivityLog
-from bot.memory.pg.database import Database
 from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
 from bot.memory.pg.replies import PostgresReplyLog
 from bot.memory.pg.store import PostgresMemoryStore
@@ -24,6 +23,7 @@ from bot.memory.pg.turns import PostgresTurnQueue
 from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
+from bot.storage.pg.database import Database
 from tests.conftest_state import Databases
 
 ALICE, BOB, CAROL = 80351110224678912, 1001, 1002

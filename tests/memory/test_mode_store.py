@@ -11,7 +11,7 @@ import pytest
 from bot.memory.backend import ModeStore
 from bot.memory.modes import UNTIL_RESUME, ModeRegistry
 from bot.memory.pg.modes import PostgresModeRegistry
-from bot.memory.store import InvalidUserId
+from bot.storage.errors import InvalidUserId
 from tests.conftest_state import Databases, seen_by
 
 ALICE, BOB = 80351110224678912, 1001

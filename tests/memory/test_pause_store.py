@@ -10,9 +10,9 @@ import pytest
 
 from bot.memory.backend import PauseStore
 from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import StorageUnavailable
 from bot.memory.pg.modes import PostgresPauseRegistry
-from bot.memory.store import InvalidUserId
+from bot.storage.errors import InvalidUserId, StorageUnavailable
+from bot.storage.pg.mirror import notifications_of
 from tests.conftest_state import Databases, seen_by
 
 ALICE, BOB = 80351110224678912, 1001
@@ -92,7 +92,7 @@ async def test_two_processes_pausing_at_once_report_one_change(pg_databases: Dat
 
 async def test_a_dropped_listening_connection_is_reconnected_and_catches_up(pg_databases: Databases) -> None:
     one, other = await process(pg_databases), await process(pg_databases)
-    listener = other.database.notifications
+    listener = notifications_of(other.database)
     listening = listener._conn
     assert listening is not None
     reconnected = listener.reconnects

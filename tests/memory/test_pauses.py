@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.atomic import AtomicWriter
 from bot.memory.pauses import PauseRegistry
-from bot.memory.store import InvalidUserId
+from bot.storage.atomic import AtomicWriter
+from bot.storage.errors import InvalidUserId
 
 ALICE, BOB = 80351110224678912, 1001
 CORRUPT = re.compile(r"paused\.json\.corrupt-\d{8}T\d{12}Z(?:-\d+)?")

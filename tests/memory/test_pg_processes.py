@@ -21,9 +21,9 @@ import pytest
 from aiohttp import web
 
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.pg.database import Database
 from bot.memory.pg.schema import migrate
 from bot.memory.pg.store import PostgresMemoryStore
+from bot.storage.pg.database import Database
 from tests.llm_server import ChatServer, Response, _Exchange, extraction
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,6 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.housekeeping import Housekeeping
-from bot.memory.atomic import AtomicWriter
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
@@ -25,6 +24,7 @@ from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.storage.atomic import AtomicWriter
 from tests.llm_server import ChatServer
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)

@@ -22,7 +22,6 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.atomic import AtomicWriter
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
@@ -30,6 +29,7 @@ from bot.memory.pauses import PauseRegistry
 from bot.memory.selector import FactSelector
 from bot.memory.service import MAX_REQUEUES, MemoryPolicy, MemoryService
 from bot.memory.store import MemoryStore
+from bot.storage.atomic import AtomicWriter
 from tests.llm_server import (
     ChatServer,
     RecordedRequest,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
-from bot.memory.store import InvalidUserId
+from bot.storage.errors import InvalidUserId
 from tests.memory.storage_backends import BACKENDS, Storage, open_storage
 
 USER = 412345678901234567

@@ -16,9 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.memory.atomic import AtomicWriter
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.store import InvalidUserId, MemoryStore, validate_user_id
+from bot.memory.store import MemoryStore
+from bot.storage.atomic import AtomicWriter
+from bot.storage.errors import InvalidUserId
+from bot.storage.ids import validate_user_id
 
 UID = 123456789012345678
 SECRET = "s3cr3t-contents-never-logged"

@@ -15,9 +15,10 @@ from datetime import date
 
 import asyncpg
 
-from bot.memory.pg.database import TRANSIENT_ERRORS, Database, StorageUnavailable, reason_of
-from bot.memory.pg.store import user_key
 from bot.memory.retention import DayBook
+from bot.storage.errors import StorageUnavailable
+from bot.storage.ids import user_key
+from bot.storage.pg.database import TRANSIENT_ERRORS, Database, reason_of
 
 log = logging.getLogger(__name__)
 

@@ -27,11 +27,11 @@ import asyncpg
 from bot.memory.models import utc_now
 from bot.memory.modes import UNTIL_RESUME, ModeRegistry
 from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import Database
-from bot.memory.pg.store import user_key
-from bot.memory.quarantine import copies_of
 from bot.memory.replies import REPLIES_KEPT, ReplyRecord
 from bot.memory.retention import ACTIVITY_FILE
+from bot.storage.ids import user_key
+from bot.storage.pg.database import Database
+from bot.storage.quarantine import copies_of
 from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchesFileError
 
 PAUSES_FILE = "paused.json"

@@ -35,14 +35,14 @@ from typing import TypeVar
 import asyncpg
 from pydantic import ValidationError
 
-from bot.memory.atomic import json_bytes
 from bot.memory.backend import PendingTurn
 from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import MemoryFile
-from bot.memory.pg.database import Database, StorageUnavailable
 from bot.memory.pg.import_records import RecordKind, insert_and_count, record_kinds
-from bot.memory.pg.store import user_key
-from bot.memory.store import InvalidUserId
+from bot.storage.atomic import json_bytes
+from bot.storage.errors import InvalidUserId, StorageUnavailable
+from bot.storage.ids import user_key
+from bot.storage.pg.database import Database
 
 log = logging.getLogger(__name__)
 

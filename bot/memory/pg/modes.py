@@ -19,8 +19,8 @@ from datetime import datetime
 import asyncpg
 
 from bot.memory.modes import UNTIL_RESUME
-from bot.memory.pg.mirror import Mirror
-from bot.memory.pg.store import user_key
+from bot.storage.ids import user_key
+from bot.storage.pg.mirror import Mirror
 
 PAUSES_CHANNEL = "memory_pauses"
 MODES_CHANNEL = "memory_modes"

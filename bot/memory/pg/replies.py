@@ -13,10 +13,10 @@ from collections.abc import Iterable
 import asyncpg
 
 from bot.memory.models import SECTION_NAMES
-from bot.memory.pg.database import Database
-from bot.memory.pg.store import user_key
 from bot.memory.render import parse_section_ref
 from bot.memory.replies import REPLIES_KEPT, ReplyRecord
+from bot.storage.ids import user_key
+from bot.storage.pg.database import Database
 
 
 class PostgresReplyLog:

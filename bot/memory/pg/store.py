@@ -28,25 +28,14 @@ from dataclasses import dataclass
 import asyncpg
 from pydantic import ValidationError
 
-from bot.memory.atomic import json_bytes
 from bot.memory.backend import Claim, ClaimLost
-from bot.memory.lru import LruCache
 from bot.memory.models import MemoryFile
-from bot.memory.pg.database import Database
-from bot.memory.store import InvalidUserId, validate_user_id
+from bot.storage.atomic import json_bytes
+from bot.storage.ids import user_key
+from bot.storage.lru import LruCache
+from bot.storage.pg.database import Database
 
 log = logging.getLogger(__name__)
-
-MAX_BIGINT = 2**63 - 1
-
-
-def user_key(user_id: int | str) -> int:
-    """The user id as a PostgreSQL bigint (every Discord snowflake fits)."""
-    uid = int(validate_user_id(user_id))
-    if uid > MAX_BIGINT:
-        raise InvalidUserId("user id must be a decimal Discord snowflake")
-    return uid
-
 
 async def _lock_user(conn: asyncpg.Connection, *, uid: int) -> None:
     """The user's lock across processes, held until the transaction ends."""

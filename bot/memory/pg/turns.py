@@ -36,8 +36,9 @@ import asyncpg
 
 from bot.memory.backend import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn
-from bot.memory.pg.database import Database, StorageUnavailable
-from bot.memory.pg.store import user_key
+from bot.storage.errors import StorageUnavailable
+from bot.storage.ids import user_key
+from bot.storage.pg.database import Database
 
 log = logging.getLogger(__name__)
 

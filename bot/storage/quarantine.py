@@ -13,7 +13,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.memory.atomic import PRIVATE_FILE, fsync_dir
+from bot.storage.atomic import PRIVATE_FILE, fsync_dir
 
 CORRUPT_MARK = ".corrupt-"
 

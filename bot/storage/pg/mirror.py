@@ -21,14 +21,13 @@ import logging
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
+from weakref import WeakKeyDictionary
 
 import asyncpg
 
-from bot.memory.pg.database import TRANSIENT_ERRORS, StorageUnavailable, reason_of
-
-if TYPE_CHECKING:
-    from bot.memory.pg.database import Database
+from bot.storage.errors import StorageUnavailable
+from bot.storage.pg.database import TRANSIENT_ERRORS, Database, reason_of
 
 log = logging.getLogger(__name__)
 _ERRORS: tuple[type[BaseException], ...] = (asyncpg.PostgresError, *TRANSIENT_ERRORS)
@@ -93,14 +92,14 @@ class Mirror(ABC, Generic[K, V]):
     async def open(self) -> None:
         """Start listening (so no change made from now on is missed), then load every row."""
         if not self._subscribed:
-            await self.database.notifications.subscribe(self)
+            await notifications_of(self.database).subscribe(self)
             self._subscribed = True
         await self.reload()
 
     async def close(self) -> None:
         """Stop following other processes' changes (the mirror keeps what it holds)."""
         if self._subscribed:
-            self.database.notifications.unsubscribe(self)
+            notifications_of(self.database).unsubscribe(self)
             self._subscribed = False
 
     # --- refreshing ----------------------------------------------------------------------------------------
@@ -279,3 +278,16 @@ class Notifications:
             self.reconnects += 1
             log.info("database: listening for changes again")
             return
+
+
+_listeners: WeakKeyDictionary[Database, Notifications] = WeakKeyDictionary()
+
+
+def notifications_of(database: Database) -> Notifications:
+    """The process's one `LISTEN` connection for `database`, shared by every mirrored table (made on first use and
+    closed with the database, before its pool)."""
+    found = _listeners.get(database)
+    if found is None:
+        found = _listeners[database] = Notifications(database)
+        database.on_close(found.close)
+    return found

@@ -17,13 +17,12 @@ import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
-if TYPE_CHECKING:
-    from bot.memory.pg.mirror import Notifications
+from bot.storage.errors import StorageUnavailable
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -59,10 +58,6 @@ class _Transaction(AsyncExitStack):
     """A pooled connection and its open transaction, unwound together."""
 
     connection: asyncpg.Connection
-
-
-class StorageUnavailable(OSError):
-    """The database cannot be reached or refused the work; the message is one line without secrets."""
 
 
 def describe_url(url: str) -> str:
@@ -130,16 +125,12 @@ class Database:
         self.statement_timeout = statement_timeout
         self.application_name = application_name
         self._pool: asyncpg.Pool | None = None
-        self._notifications: Notifications | None = None
+        self._closers: list[Callable[[], Awaitable[None]]] = []
 
-    @property
-    def notifications(self) -> Notifications:
-        """The process's one `LISTEN` connection, shared by every mirrored table (made on first use)."""
-        if self._notifications is None:
-            from bot.memory.pg.mirror import Notifications  # it builds on this module
-
-            self._notifications = Notifications(self)
-        return self._notifications
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Run `closer` first when the database closes (what holds connections of its own, such as the process's
+        listening connection, goes before the pool)."""
+        self._closers.append(closer)
 
     @property
     def where(self) -> str:
@@ -172,9 +163,9 @@ class Database:
             raise StorageUnavailable(f"DATABASE_URL is not a valid PostgreSQL URL ({type(error).__name__})") from None
 
     async def close(self) -> None:
-        notifications, self._notifications = self._notifications, None
-        if notifications is not None:
-            await notifications.close()
+        closers, self._closers = self._closers, []
+        for closer in closers:
+            await closer()
         pool, self._pool = self._pool, None
         if pool is not None:
             try:
