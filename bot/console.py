@@ -26,12 +26,12 @@ import openai
 from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.config import Settings
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
-from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, IncomingMessage, Place
+from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
 from bot.memory.render import memory_as_text
 from bot.memory.service import FlushReport
 
 CONSOLE_CONVERSATION_ID = 1
+CONSOLE_TARGET = SwitchTarget.dm(CONSOLE_CONVERSATION_ID)  # a DM: no server switch applies
 BOT_ID = 2
 FLUSH_WAIT_SECONDS = 20.0
 LOG_FILE = "console.log"
@@ -150,9 +150,10 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         if text.startswith("/") and " " not in text and text not in COMMANDS:
             print(f"(unknown command {text}; /help lists them)", flush=True)
             continue
+        ticket = memory.learning_ticket(user_id)
         current = HistoryEntry(user_id, name, text)
         prompt = await memory.memory_prompt(
-            user_id, recent_texts(history, current), user_label=name, place=key.place
+            user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
         )
         block = prompt.text
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
@@ -167,15 +168,11 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         history += [current, reply]
         now = datetime.now(UTC)
         user_id_msg, bot_id_msg = next(ids), next(ids)
-        turns = filter_messages(
-            [
-                IncomingMessage(user_id_msg, user_id, name, text, now),
-                IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
-            ],
-            bot_id=BOT_ID,
-            max_chars=settings.memory_max_turn_chars,
-        )
-        await memory.remember(key, turns)
+        exchange = [
+            IncomingMessage(user_id_msg, user_id, name, text, now),
+            IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
+        ]
+        await memory.remember(key, exchange, ticket=ticket, target=CONSOLE_TARGET, bot_id=BOT_ID)
 
 
 async def run_console(settings: Settings, *, user_id: int, name: str) -> int:

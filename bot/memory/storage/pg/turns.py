@@ -8,13 +8,11 @@
 - `take_over` claims rows whose hold ran out (the process that received or was extracting them died or hung): a
   background task in every process runs it, so the turns of a dead process are finished by another, or by itself
   once restarted. A process that shuts down cleanly releases what it still holds, for the next one to take at once.
-- `purge` deletes the user's rows outright, claimed or not, so a `/memory forget` in one process cancels work
-  another has claimed: that process's save then finds its claim gone and discards its result. A wipe is also
-  recorded (user id and time, kept a day) and `add` refuses turns written before it: a message that reached another
-  process just before the user wiped their memory is not learned after the wipe, however long its reply took.
-  Clocks differ between machines, so turns up to `WIPE_MARGIN` after a wipe are refused too (not learning is the
-  safe side). Likewise `add` refuses the turns of a user who is paused or incognito in the database: another
-  process's copy of those settings may be a notification behind, the table is not.
+- `forget_user` and `keep_only` delete the user's rows outright, claimed or not, so a `/memory forget` in one
+  process cancels work another has claimed: that process's save then finds its claim gone and discards its result.
+  Every row carries the forget generation its turn arrived under, and `add` refuses turns of an older generation
+  than the user's (checked under the user's lock): a message that reached another process just before the user
+  forgot or paused is not learned after it, however long its reply took.
 - Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
   deleted by the same background task.
 """
@@ -23,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -34,8 +33,9 @@ from typing import Any
 
 import asyncpg
 
-from bot.memory.backend import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn
+from bot.memory.storage.interfaces import Claim, Failures, PendingTurn, Stale
+from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
 from bot.storage.pg.database import Database
@@ -43,8 +43,6 @@ from bot.storage.pg.database import Database
 log = logging.getLogger(__name__)
 
 PARKED_RETENTION = timedelta(days=1)
-WIPE_MARGIN = timedelta(seconds=5)
-WIPES_KEPT = timedelta(days=1)
 TAKEOVER_BATCH = 500
 
 TakenOver = Callable[[list[PendingTurn]], None]
@@ -91,6 +89,9 @@ class PostgresTurnQueue:
         return self._taken_over
 
     # --- lifecycle -----------------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Nothing to prepare: the schema is migrated when the database is opened."""
 
     async def resume(self) -> list[PendingTurn]:
         """Turns a dead or stopped process left (holds that ran out or were released), now claimed by this one."""
@@ -144,7 +145,6 @@ class PostgresTurnQueue:
                 " SELECT count(*) FROM gone",
                 PARKED_RETENTION,
             )
-            await conn.execute("DELETE FROM user_wipes WHERE wiped_at < now() - $1::interval", WIPES_KEPT)
             counts = await conn.fetchrow(
                 "SELECT count(*) FILTER (WHERE parked_at IS NULL) AS pending,"
                 " count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked FROM pending_turns"
@@ -158,6 +158,8 @@ class PostgresTurnQueue:
     # --- the queue -----------------------------------------------------------------------------------------
 
     async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
+        """Insert the turns held by this process; `Stale` (nothing inserted) when they are from before their user's
+        latest forget or pause, checked under the user's lock, so a forget in any process wins."""
         if not turns:
             return
         uid = user_key(key.user_id)
@@ -165,20 +167,24 @@ class PostgresTurnQueue:
         hold = timedelta(seconds=self.orphan_seconds)
         rows = [
             (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold,
-             turn.at - WIPE_MARGIN)
+             turn.generation)
             for turn in turns
         ]
-        await self.database.run(
-            lambda conn: conn.executemany(
-                "INSERT INTO pending_turns (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until)"
-                " SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval"
-                " WHERE NOT EXISTS (SELECT 1 FROM user_wipes WHERE user_id = $1 AND wiped_at >= $8)"
-                " AND NOT EXISTS (SELECT 1 FROM paused_users WHERE user_id = $1)"
-                " AND NOT EXISTS (SELECT 1 FROM user_modes WHERE user_id = $1 AND incognito_until > now())"
+        generations = {turn.generation for turn in turns}
+
+        async def work(conn: asyncpg.Connection) -> None:
+            await lock_user(conn, uid)
+            if {await generation_of(conn, uid)} != generations:
+                raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+            await conn.executemany(
+                "INSERT INTO pending_turns"
+                " (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until, generation)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval, $8)"
                 " ON CONFLICT (user_id, turn_id) DO NOTHING",
                 rows,
             )
-        )
+
+        await self.database.run(work)
         self._pending += len(rows)
 
     async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
@@ -212,7 +218,7 @@ class PostgresTurnQueue:
                 "   ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)"
                 " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $2::interval"
                 " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
-                " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq",
+                " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq, p.generation",
                 self.owner,
                 timedelta(seconds=self.orphan_seconds),
                 TAKEOVER_BATCH,
@@ -263,25 +269,56 @@ class PostgresTurnQueue:
             turn_ids,
         )
 
-    async def purge(self, user_id: int, *, wiped: bool = False) -> None:
-        """Delete every pending or parked turn of the user, whoever holds it; `wiped` (the user forgot everything)
-        also refuses turns written before now that any process adds later."""
+    async def forget_user(self, user_id: int) -> None:
+        """Delete every pending or parked turn of the user, whoever holds it: a process extracting them finds its
+        claim gone at save time and discards its result."""
+        await self.database.execute("DELETE FROM pending_turns WHERE user_id = $1", user_key(user_id))
+
+    async def keep_only(
+        self, user_id: int, keep: Callable[[PendingTurn], bool], generation: int
+    ) -> tuple[list[PendingTurn], int]:
+        """Delete the user's turns but those `keep` accepts; those continue under `generation`, held by this process
+        (a claim another process holds on them is void: its save finds them gone)."""
         uid = user_key(user_id)
+        kept: list[PendingTurn] = []
 
-        async def work(conn: asyncpg.Connection) -> None:
-            await conn.execute("DELETE FROM pending_turns WHERE user_id = $1", uid)
-            if wiped:
-                await conn.execute(
-                    "INSERT INTO user_wipes (user_id, wiped_at) VALUES ($1, now())"
-                    " ON CONFLICT (user_id) DO UPDATE SET wiped_at = EXCLUDED.wiped_at",
-                    uid,
-                )
+        async def work(conn: asyncpg.Connection) -> int:
+            await lock_user(conn, uid)
+            rows = await conn.fetch(
+                "SELECT user_id, conversation_id, place::text, turn::text, seq, turn_id, generation FROM pending_turns"
+                " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq FOR UPDATE",
+                uid,
+            )
+            keep_ids = []
+            kept.clear()
+            for row in rows:
+                item = _pending_turn(row)
+                if keep(item):
+                    keep_ids.append(row["turn_id"])
+                    kept.append(PendingTurn(item.key, dataclasses.replace(item.turn, generation=generation)))
+            gone = await conn.fetchval(
+                "WITH gone AS (DELETE FROM pending_turns WHERE user_id = $1"
+                " AND NOT (turn_id = ANY($2::text[]) AND parked_at IS NULL) RETURNING 1) SELECT count(*) FROM gone",
+                uid,
+                keep_ids,
+            )
+            await conn.execute(
+                "UPDATE pending_turns SET generation = $3, lease_owner = $4, lease_until = now() + $5::interval"
+                " WHERE user_id = $1 AND turn_id = ANY($2::text[])",
+                uid,
+                keep_ids,
+                generation,
+                self.owner,
+                timedelta(seconds=self.orphan_seconds),
+            )
+            return int(gone)
 
-        await self.database.run(work)
+        dropped = await self.database.run(work)
+        return kept, dropped
 
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         rows = await self.database.fetch(
-            "SELECT user_id, conversation_id, place::text, turn::text, seq FROM pending_turns"
+            "SELECT user_id, conversation_id, place::text, turn::text, seq, generation FROM pending_turns"
             " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq",
             user_key(user_id),
         )
@@ -303,4 +340,5 @@ class PostgresTurnQueue:
 def _pending_turn(row: Any) -> PendingTurn:
     place = Place.from_json(json.loads(row["place"]))
     key = ConversationKey(int(row["conversation_id"]), int(row["user_id"]), place)
-    return PendingTurn(key, Turn.from_json(json.loads(row["turn"])))
+    turn = Turn.from_json(json.loads(row["turn"]))
+    return PendingTurn(key, dataclasses.replace(turn, generation=int(row["generation"])))

@@ -15,7 +15,7 @@ from datetime import date
 
 import asyncpg
 
-from bot.memory.retention import DayBook
+from bot.memory.storage.days import DayBook
 from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
 from bot.storage.pg.database import TRANSIENT_ERRORS, Database, reason_of
@@ -38,7 +38,11 @@ class PostgresActivityLog(DayBook):
     def _noted(self, user_id: int, day: date) -> None:
         self._unsaved[user_id] = day
 
-    async def remove(self, user_id: int) -> None:
+    async def close(self) -> None:
+        """Save what was noted since the last save."""
+        await self.save()
+
+    async def forget_user(self, user_id: int) -> None:
         uid = user_key(user_id)
         await self.database.execute("DELETE FROM user_activity WHERE user_id = $1", uid)
         self._days.pop(uid, None)

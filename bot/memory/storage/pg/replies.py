@@ -8,13 +8,11 @@ index on the message ids makes that one index lookup.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import asyncpg
 
 from bot.memory.models import SECTION_NAMES
-from bot.memory.render import parse_section_ref
-from bot.memory.replies import REPLIES_KEPT, ReplyRecord
+from bot.memory.storage.interfaces import REPLIES_KEPT, ReplyRecord, Stale, section_refs_ok
+from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.ids import user_key
 from bot.storage.pg.database import Database
 
@@ -26,6 +24,9 @@ class PostgresReplyLog:
 
     async def open(self) -> None:
         """Nothing to load: every lookup reads the table."""
+
+    async def close(self) -> None:
+        """Nothing to close: the pool belongs to the bundle."""
 
     async def count(self) -> int:
         return int(await self.database.fetchval("SELECT count(*) FROM reply_records"))
@@ -44,20 +45,23 @@ class PostgresReplyLog:
         return ReplyRecord(
             message_ids=tuple(int(m) for m in row["message_ids"]),
             user_id=int(row["user_id"]),
-            sections=tuple(ref for ref in row["sections"] if parse_section_ref(ref)[0] in SECTION_NAMES),
+            sections=section_refs_ok(row["sections"], frozenset(SECTION_NAMES)),
             fact_ids=tuple(row["fact_ids"]),
         )
 
-    async def record(
-        self, message_ids: Iterable[int], user_id: int, sections: Iterable[str], fact_ids: Iterable[str]
-    ) -> None:
-        """Remember what one reply (all its messages) used, and drop the replies beyond the newest `keep`."""
-        messages = [int(m) for m in message_ids]
-        uid = user_key(user_id)
+    async def record(self, record: ReplyRecord, *, generation: int) -> None:
+        """Remember what one reply (all its messages) used, and drop the replies beyond the newest `keep`; `Stale`
+        when the user forgot (in any process) since the reply was begun."""
+        messages = [int(m) for m in record.message_ids]
+        uid = user_key(record.user_id)
+        sections, fact_ids = record.sections, record.fact_ids
         if not messages:
             return
 
         async def work(conn: asyncpg.Connection) -> None:
+            await lock_user(conn, uid)
+            if generation != await generation_of(conn, uid):
+                raise Stale(f"reply record of user {uid} is from before their latest forget")
             await conn.execute(
                 "INSERT INTO reply_records (user_id, message_ids, sections, fact_ids)"
                 " VALUES ($1, $2::bigint[], $3::text[], $4::text[])",

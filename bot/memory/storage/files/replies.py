@@ -14,13 +14,12 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.memory.models import SECTION_NAMES
-from bot.memory.render import parse_section_ref
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.interfaces import REPLIES_KEPT, Generations, ReplyRecord, Stale, section_refs_ok
 from bot.storage.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.storage.ids import validate_user_id
 from bot.storage.quarantine import move_aside
@@ -28,35 +27,35 @@ from bot.storage.quarantine import move_aside
 log = logging.getLogger(__name__)
 
 REPLIES_FILE = "replies.json"
-REPLIES_KEPT = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyRecord:
-    message_ids: tuple[int, ...]
-    user_id: int
-    sections: tuple[str, ...]
-    fact_ids: tuple[str, ...]
+def record_to_json(record: ReplyRecord) -> list[Any]:
+    return [[str(m) for m in record.message_ids], str(record.user_id), list(record.sections), list(record.fact_ids)]
 
-    def to_json(self) -> list[Any]:
-        return [[str(m) for m in self.message_ids], str(self.user_id), list(self.sections), list(self.fact_ids)]
 
-    @classmethod
-    def from_json(cls, data: Any) -> ReplyRecord:
-        messages, user, sections, facts = data
-        if not all(isinstance(item, str) for item in [*sections, *facts]):
-            raise TypeError("ids must be strings")
-        return cls(
-            message_ids=tuple(int(m) for m in messages),
-            user_id=int(validate_user_id(user)),
-            sections=tuple(ref for ref in sections if parse_section_ref(ref)[0] in SECTION_NAMES),
-            fact_ids=tuple(facts),
-        )
+def record_from_json(data: Any) -> ReplyRecord:
+    messages, user, sections, facts = data
+    if not all(isinstance(item, str) for item in [*sections, *facts]):
+        raise TypeError("ids must be strings")
+    return ReplyRecord(
+        message_ids=tuple(int(m) for m in messages),
+        user_id=int(validate_user_id(user)),
+        sections=section_refs_ok(sections, frozenset(SECTION_NAMES)),
+        fact_ids=tuple(facts),
+    )
 
 
 class ReplyLog:
-    def __init__(self, path: Path, *, keep: int = REPLIES_KEPT, writer: AtomicWriter | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        generations: Generations | None = None,
+        *,
+        keep: int = REPLIES_KEPT,
+        writer: AtomicWriter | None = None,
+    ) -> None:
         self.path = path
+        self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self.keep = keep
         self._writer = writer or AtomicWriter()
         self._records: OrderedDict[int, ReplyRecord] = OrderedDict()  # first message id -> record, oldest first
@@ -77,7 +76,7 @@ class ReplyLog:
         except FileNotFoundError:
             return
         try:
-            records = [ReplyRecord.from_json(item) for item in json.loads(raw)["replies"]]
+            records = [record_from_json(item) for item in json.loads(raw)["replies"]]
         except (ValueError, KeyError, TypeError, RecursionError):
             aside = move_aside(self.path) or self.path
             log.warning("reply record file unreadable; kept aside as %s, starting empty", aside.name)
@@ -106,13 +105,16 @@ class ReplyLog:
                 if self._by_message.get(message_id) is old:
                     del self._by_message[message_id]
 
-    async def record(
-        self, message_ids: Iterable[int], user_id: int, sections: Iterable[str], fact_ids: Iterable[str]
-    ) -> None:
-        """Remember what one reply (all its messages) used; returns once it is on disk."""
-        record = ReplyRecord(tuple(message_ids), int(validate_user_id(user_id)), tuple(sections), tuple(fact_ids))
+    async def record(self, record: ReplyRecord, *, generation: int) -> None:
+        """Remember what one reply (all its messages) used; returns once it is on disk. `Stale` when the user
+        forgot since the reply was begun: its record would name what they asked to forget."""
+        if generation != self.generations.current(int(validate_user_id(record.user_id))):
+            raise Stale(f"reply record of user {record.user_id} is from before their latest forget")
         self._add(record)
         await self._save()
+
+    async def close(self) -> None:
+        """Nothing to close: every save is complete when it returns."""
 
     async def forget_user(self, user_id: int) -> int:
         """Drop every record of replies to the user; returns how many (saved before returning)."""
@@ -133,7 +135,7 @@ class ReplyLog:
             if not self._dirty:
                 return
             self._dirty = False
-            document = {"replies": [record.to_json() for record in self._records.values()]}
+            document = {"replies": [record_to_json(record) for record in self._records.values()]}
             try:
                 await self._writer.write(self.path, json_bytes(document, compact=True))
             except BaseException:

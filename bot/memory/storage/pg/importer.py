@@ -1,6 +1,6 @@
 """Moving a file-backend data folder (`DATA_DIR`) into PostgreSQL: `python -m bot import-files DIR`.
 
-Memory files and the journal's pending turns here; pauses, privacy modes, reply records, activity days and memory
+Memory files and the journal's pending turns here; privacy records, reply records, activity days and memory
 switches in `import_records`.
 
 - The files are only read, never changed or deleted: they stay as the operator's backup. The journal is replayed
@@ -35,10 +35,11 @@ from typing import TypeVar
 import asyncpg
 from pydantic import ValidationError
 
-from bot.memory.backend import PendingTurn
-from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import MemoryFile
-from bot.memory.pg.import_records import RecordKind, insert_and_count, record_kinds
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.interfaces import PendingTurn
+from bot.memory.storage.pg.import_records import RecordKind, insert_and_count, record_kinds
 from bot.storage.atomic import json_bytes
 from bot.storage.errors import InvalidUserId, StorageUnavailable
 from bot.storage.ids import user_key
@@ -82,7 +83,7 @@ class Tally:
 class ImportReport:
     users: Tally = field(default_factory=Tally)
     turns: Tally = field(default_factory=Tally)
-    records: dict[str, Tally] = field(default_factory=dict)  # pauses, privacy modes, ... (see import_records)
+    records: dict[str, Tally] = field(default_factory=dict)  # privacy records, reply records, ... (see import_records)
     unreadable_files: int = 0
     parked_turns: int = 0  # parked in the journal (failed too often): not imported
     problems: list[str] = field(default_factory=list)  # what could not be carried over and must be looked at
@@ -137,7 +138,7 @@ def read_journal(path: Path) -> tuple[list[PendingTurn], Journal]:
         copy = Path(scratch) / JOURNAL_NAME
         with contextlib.suppress(FileNotFoundError):
             shutil.copyfile(path, copy)
-        journal = Journal(copy, durable=False)
+        journal = Journal(copy, FileGenerations(), durable=False)
         return journal.replay(), journal
 
 

@@ -29,20 +29,21 @@ one (it starts a fresh line first), so no acknowledged record is ever lost with 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import dataclasses
 import itertools
 import json
 import logging
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.memory.backend import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.torn import drop_old_copies, purge_user_from_copies
+from bot.memory.storage.interfaces import Claim, Failures, Generations, PendingTurn, Stale
 from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
 from bot.storage.quarantine import copies_of, copy_aside
 
@@ -72,6 +73,7 @@ class Journal:
     def __init__(
         self,
         path: Path,
+        generations: Generations | None = None,
         *,
         durable: bool = True,
         compact_after: int = 2000,
@@ -79,6 +81,7 @@ class Journal:
         done_compaction_delay: float = DONE_COMPACTION_DELAY,
     ) -> None:
         self.path = path
+        self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._durable = durable
         self._fsync = fsync
         self._compact_after = compact_after
@@ -172,6 +175,9 @@ class Journal:
         if op == "turn":
             key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
             turn = Turn.from_json(record["turn"])
+            # The generation is not written: a replayed turn continues under its user's current one (see
+            # `FileGenerations`), a turn appended now already carries it.
+            turn = dataclasses.replace(turn, generation=self.generations.current(key.user_id))
             turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
             self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
             self._in_file.add(key.user_id)
@@ -239,11 +245,7 @@ class Journal:
         self._lines = len(body)
         self._dead = 0
         self._tail_clean = True
-        horizon = time.time() - PARKED_RETENTION.total_seconds()
-        for copy in copies_of(self.path):
-            with contextlib.suppress(OSError):
-                if copy.stat().st_mtime < horizon:
-                    copy.unlink()
+        drop_old_copies(self.path, PARKED_RETENTION)
 
     # --- appends -------------------------------------------------------------------------------------------
 
@@ -363,8 +365,15 @@ class Journal:
         if self._dead:
             await self.compact()
 
+    async def open(self) -> None:
+        """Nothing to connect: `resume` reads the file."""
+
     async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
-        """Record turns as taken; returns once they are on disk."""
+        """Record turns as taken; returns once they are on disk. `Stale` (nothing written) for turns from before
+        their user's latest forget or pause."""
+        current = self.generations.current(key.user_id)
+        if any(turn.generation != current for turn in turns):
+            raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 
     def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:
@@ -392,36 +401,47 @@ class Journal:
         if turn_ids:
             await self._append([{"op": "parked", "user": str(user_id), "turnIds": turn_ids, "at": iso(utc_now())}])
 
-    async def purge(self, user_id: int, *, wiped: bool = False) -> None:
-        """Drop everything pending or parked for the user (a `/memory forget`) from the file itself, and their
-        records from unreadable lines kept aside; returns once that is on disk. (`wiped` needs nothing more here:
-        one process owns the journal, and its learning tickets already drop turns from before a wipe.)
+    async def forget_user(self, user_id: int) -> None:
+        """Drop everything pending or parked for the user from the file itself, and their records from unreadable
+        lines kept aside; returns once that is on disk.
 
         The journal is rewritten at once (atomically) without them. Should that fail, a purge record is appended
         instead, so a restart still never brings them back, and the next compaction removes the text.
         """
         async with self._lock:
-            if user_id not in self._in_file and not copies_of(self.path):
-                return  # not a byte of theirs in the journal: nothing to rewrite
-            self._apply({"op": "purge", "user": str(user_id)})
-            if user_id in self._in_file and not await self._rewrite_logged():
-                await asyncio.to_thread(self._append_sync, self._encode({"op": "purge", "user": str(user_id)}))
-                self._lines += 1
-            await asyncio.to_thread(self._purge_copies, user_id)
+            await self._purge_locked(user_id)
 
-    def _purge_copies(self, user_id: int) -> None:
-        """Remove the user's records from unreadable lines kept aside (a turn record names its user before its
-        text, so any line holding their words holds their id)."""
-        marker = f'"user":"{user_id}"'.encode()
-        for copy in copies_of(self.path):
-            try:
-                lines = copy.read_bytes().splitlines(keepends=True)
-            except OSError:
-                continue
-            kept = [line for line in lines if marker not in line]
-            if len(kept) == len(lines):
-                continue
-            if kept:
-                replace_file_sync(copy, b"".join(kept))
-            else:
-                copy.unlink(missing_ok=True)
+    async def _purge_locked(self, user_id: int) -> None:
+        if user_id not in self._in_file and not copies_of(self.path):
+            return  # not a byte of theirs in the journal: nothing to rewrite
+        self._apply({"op": "purge", "user": str(user_id)})
+        if user_id in self._in_file and not await self._rewrite_logged():
+            await asyncio.to_thread(self._append_sync, self._encode({"op": "purge", "user": str(user_id)}))
+            self._lines += 1
+        await asyncio.to_thread(purge_user_from_copies, self.path, user_id)
+
+    async def keep_only(
+        self, user_id: int, keep: Callable[[PendingTurn], bool], generation: int
+    ) -> tuple[list[PendingTurn], int]:
+        """Drop the user's pending and parked turns but those `keep` accepts, which continue under `generation`
+        (in RAM: the file does not hold generations). The file is rewritten without the others before this
+        returns; should that fail, "done" records for them are appended instead."""
+        async with self._lock:
+            kept: list[PendingTurn] = []
+            dropped: list[str] = []
+            for live_key in [k for k in [*self._live, *self._parked] if k[0] == user_id]:
+                item = self._live.get(live_key) or self._parked[live_key].item
+                if live_key in self._live and keep(item):
+                    restamped = PendingTurn(item.key, dataclasses.replace(item.turn, generation=generation))
+                    self._live[live_key] = restamped
+                    kept.append(restamped)
+                else:
+                    self._drop(live_key)
+                    dropped.append(live_key[1])
+                    self._dead += 1
+            if dropped and not await self._rewrite_logged():
+                record = {"op": "done", "user": str(user_id), "turnIds": dropped}
+                await asyncio.to_thread(self._append_sync, self._encode(record))
+                self._lines += 1
+            await asyncio.to_thread(purge_user_from_copies, self.path, user_id)
+        return kept, len(dropped)

@@ -1,8 +1,5 @@
-"""The database schema, as numbered migrations applied in order, each once (`python -m bot migrate`).
-
-`schema_version` records what was applied. Migrating takes a session advisory lock, so processes starting
-together apply each migration once; a database newer than this code is refused rather than written to.
-Migrations are append-only: a released one is never edited, a change is a new one.
+"""The memory engine's database schema, as numbered migrations (`bot.storage.pg.migrations` applies them, each
+once, at start or with `python -m bot migrate`). Append-only: a released migration is never edited.
 
 Memory is one row per user holding the memory document as JSONB (the same document as a memory file), not
 normalised tables: the engine reads and rewrites a user's memory as a whole (selection, extraction, export), so a
@@ -10,28 +7,19 @@ row is one read per reply and one write per extraction, and the file and databas
 `revision` comes from one sequence, so a number never names two different contents, even after a user's row is
 deleted and recreated (caches key on it).
 
-The small per-user state (pauses, privacy modes, reply records, last activity) and the admins' memory switches are
-plain rows, one table each; only what is on (a pause, a live mode, a switch that is off) has a row.
+Reply records and last activity are plain rows, one table each. The small records read for every message (each
+user's privacy record, the admins' memory switches, ...) are rows of one `records` table keyed by kind and key
+(`bot.storage.pg.records`); only what is on has a row. Each user's forget generation is a row of
+`user_generations`, and every pending turn carries the generation it arrived under (migration 3 replaced the
+separate pause, mode, switch and wipe tables with these).
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
 import asyncpg
 
-log = logging.getLogger(__name__)
-
-MIGRATION_LOCK = 0x6D656D6F7279  # "memory": far below any Discord snowflake, which the per-user locks use
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
+from bot.storage.pg.migrations import Migration, apply_migrations
+from bot.storage.pg.records import RECORDS_TABLE_SQL
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -107,49 +95,40 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        3,
+        "forget generations, one privacy record per user, small records in one table",
+        RECORDS_TABLE_SQL  # noqa: S608 (constants, no input)
+        + """
+        CREATE TABLE user_generations (
+            user_id     bigint PRIMARY KEY,
+            generation  bigint NOT NULL
+        );
+        ALTER TABLE pending_turns ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+        INSERT INTO records (kind, key, value)
+            SELECT 'privacy', u.user_id::text, jsonb_strip_nulls(jsonb_build_object(
+                'paused', CASE WHEN p.user_id IS NOT NULL THEN true END,
+                'incognitoUntil', to_char(m.incognito_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
+                'freshUntil', CASE WHEN m.fresh_until_resume THEN 'resume'
+                    ELSE to_char(m.fresh_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') END))
+            FROM (SELECT user_id FROM paused_users UNION SELECT user_id FROM user_modes) AS u
+            LEFT JOIN paused_users AS p ON p.user_id = u.user_id
+            LEFT JOIN user_modes AS m ON m.user_id = u.user_id;
+        DELETE FROM records WHERE kind = 'privacy' AND value = '{}'::jsonb;
+        INSERT INTO records (kind, key, value)
+            SELECT 'switches', 'guild:' || guild_id, jsonb_build_object('learning', learning, 'recall', recall)
+            FROM guild_switches;
+        INSERT INTO records (kind, key, value)
+            SELECT 'switches', 'channel:' || channel_id, jsonb_build_object('learning', learning)
+            FROM channel_switches;
+        DROP TABLE paused_users, user_modes, guild_switches, channel_switches, user_wipes;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-class SchemaError(Exception):
-    """The database's schema cannot be used by this version; the message is one line for the operator."""
-
-
-async def applied_version(conn: asyncpg.Connection) -> int:
-    """The highest migration applied (0 for an empty database)."""
-    exists = await conn.fetchval("SELECT to_regclass('schema_version') IS NOT NULL")
-    if not exists:
-        return 0
-    return int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version"))
-
-
 async def migrate(conn: asyncpg.Connection) -> list[int]:
-    """Apply every migration not yet applied, each in its own transaction; returns the versions applied now.
-    Idempotent, and safe when several processes run it at once."""
-    await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
-    try:
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version ("
-            " version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        current = await applied_version(conn)
-        if current > LATEST_VERSION:
-            raise SchemaError(
-                f"the database schema is version {current}, newer than this bot knows ({LATEST_VERSION}): "
-                "upgrade the bot"
-            )
-        done = []
-        for migration in MIGRATIONS:
-            if migration.version <= current:
-                continue
-            async with conn.transaction():
-                await conn.execute(migration.sql)
-                await conn.execute(
-                    "INSERT INTO schema_version (version, name) VALUES ($1, $2)", migration.version, migration.name
-                )
-            log.info("database: applied migration %d (%s)", migration.version, migration.name)
-            done.append(migration.version)
-        return done
-    finally:
-        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
+    """Apply the memory engine's migrations not yet applied; returns the versions applied now."""
+    return await apply_migrations(conn, MIGRATIONS)

@@ -28,19 +28,15 @@ from dataclasses import dataclass
 import asyncpg
 from pydantic import ValidationError
 
-from bot.memory.backend import Claim, ClaimLost
 from bot.memory.models import MemoryFile
+from bot.memory.storage.interfaces import Claim, ClaimLost, Stale
+from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.atomic import json_bytes
 from bot.storage.ids import user_key
 from bot.storage.lru import LruCache
 from bot.storage.pg.database import Database
 
 log = logging.getLogger(__name__)
-
-async def _lock_user(conn: asyncpg.Connection, *, uid: int) -> None:
-    """The user's lock across processes, held until the transaction ends."""
-    await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
-
 
 @dataclass(slots=True)
 class _Cached:
@@ -54,7 +50,6 @@ class PostgresMemoryStore:
     def __init__(self, database: Database, *, cache_size: int = 1024) -> None:
         self.database = database
         self._cache: LruCache[int, _Cached] = LruCache(cache_size)
-        self._epochs: dict[int, int] = {}
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._empty_revisions = itertools.count(-1, -1)  # a missing row: a number no stored revision can be
         self.cache_hits = 0
@@ -63,8 +58,11 @@ class PostgresMemoryStore:
     async def open(self) -> None:
         """Nothing to prepare: the schema is migrated when the database is opened."""
 
-    def epoch(self, user_id: int | str) -> int:
-        return self._epochs.get(user_key(user_id), 0)
+    async def close(self) -> None:
+        """Nothing to close: the pool belongs to the bundle."""
+
+    async def forget_user(self, user_id: int) -> bool:
+        return await self.delete(user_id)
 
     def _lock_for(self, uid: int) -> asyncio.Lock:
         lock = self._locks.get(uid)
@@ -125,11 +123,17 @@ class PostgresMemoryStore:
     # --- writing -------------------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def edit(self, user_id: int | str, *, settles: Claim | None = None) -> AsyncIterator[MemoryFile]:
-        """Read-modify-write in one transaction under the user's lock; saves the yielded copy if it changed."""
+    async def edit(
+        self, user_id: int | str, *, generation: int | None = None, settles: Claim | None = None
+    ) -> AsyncIterator[MemoryFile]:
+        """Read-modify-write in one transaction under the user's lock; saves the yielded copy if it changed.
+        `Stale` (the transaction rolled back) when `generation` is not the user's: a forget or pause in any process
+        began since this work did."""
         uid = user_key(user_id)
-        lock = functools.partial(_lock_user, uid=uid)
+        lock = functools.partial(lock_user, uid=uid)
         async with self._lock_for(uid), self.database.transaction(prepare=lock) as conn:
+            if generation is not None and generation != await generation_of(conn, uid):
+                raise Stale(f"user {uid} forgot or paused since this work started")
             if settles is not None and settles.owner is not None:
                 await self._settle(conn, uid, settles)
             current = (await self._read(conn, uid))[0].memory
@@ -169,7 +173,7 @@ class PostgresMemoryStore:
         uid = user_key(user_id)
 
         async def work(conn: asyncpg.Connection) -> int:
-            await _lock_user(conn, uid=uid)
+            await lock_user(conn, uid)
             return await self._write(conn, uid, memory)
 
         revision = await self.database.run(work)
@@ -178,10 +182,9 @@ class PostgresMemoryStore:
     async def delete(self, user_id: int | str) -> bool:
         """Delete the user's row (under their lock, so a concurrent edit elsewhere finishes first or sees none)."""
         uid = user_key(user_id)
-        self._epochs[uid] = self._epochs.get(uid, 0) + 1
 
         async def work(conn: asyncpg.Connection) -> bool:
-            await _lock_user(conn, uid=uid)
+            await lock_user(conn, uid)
             return await conn.fetchval("DELETE FROM memories WHERE user_id = $1 RETURNING true", uid) is not None
 
         existed = await self.database.run(work)

@@ -27,8 +27,9 @@ from pathlib import Path
 import aiofiles
 from pydantic import ValidationError
 
-from bot.memory.backend import Claim
 from bot.memory.models import MemoryFile
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.interfaces import Claim, Generations, Stale
 from bot.storage.atomic import (
     AtomicWriter,
     ensure_writable_folder,
@@ -60,13 +61,20 @@ def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
 class MemoryStore:
     """The only code that touches memory files. One instance per process, shared by everyone."""
 
-    def __init__(self, folder: Path, *, writer: AtomicWriter | None = None, cache_size: int = 1024) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        generations: Generations | None = None,
+        *,
+        writer: AtomicWriter | None = None,
+        cache_size: int = 1024,
+    ) -> None:
         self.folder = folder
+        self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._writer = writer or AtomicWriter()
         self._cache: LruCache[str, _Cached] = LruCache(cache_size)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._revisions = itertools.count(1)
-        self._epochs: dict[str, int] = {}
         self.cache_hits = 0  # reads answered from the cache (for monitoring)
         self.cache_misses = 0
 
@@ -86,6 +94,9 @@ class MemoryStore:
         """`prepare`, for the storage interface (the files need no connection)."""
         self.prepare()
 
+    async def close(self) -> None:
+        """Nothing to close: every write is complete when it returns."""
+
     def path_for(self, user_id: int | str) -> Path:
         return self.folder / f"{validate_user_id(user_id)}.json"
 
@@ -96,10 +107,6 @@ class MemoryStore:
             lock = asyncio.Lock()
             self._locks[uid] = lock
         return lock
-
-    def epoch(self, user_id: int | str) -> int:
-        """Bumped by every delete: work started before a `/memory forget` can tell it must not write."""
-        return self._epochs.get(validate_user_id(user_id), 0)
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -161,18 +168,28 @@ class MemoryStore:
     # --- writing -------------------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def edit(self, user_id: int | str, *, settles: Claim | None = None) -> AsyncIterator[MemoryFile]:
+    async def edit(
+        self, user_id: int | str, *, generation: int | None = None, settles: Claim | None = None
+    ) -> AsyncIterator[MemoryFile]:
         """Read-modify-write under the user's lock. Yields a private copy; saves it if the body changed it.
 
-        `settles` is accepted for the storage interface: one process owns the files, so its claims always hold,
-        and the journal records the turns done after the save."""
+        `generation` is checked when the lock is taken and again just before the write: a forget that began while
+        the body ran (it bumps the generation first, then waits for this lock) wins, and nothing is written
+        (`Stale`). `settles` is accepted for the storage interface: one process owns the files, so its claims
+        always hold, and the journal records the turns done after the save."""
         uid = validate_user_id(user_id)
         async with self.lock_for(uid):
+            self._check(uid, generation)
             current = (await self._load_locked(uid)).memory
             draft = current.model_copy(deep=True)
             yield draft
             if draft.model_dump() != current.model_dump():
+                self._check(uid, generation)
                 await self._save_locked(uid, draft)
+
+    def _check(self, uid: str, generation: int | None) -> None:
+        if generation is not None and generation != self.generations.current(int(uid)):
+            raise Stale(f"user {uid} forgot or paused since this work started")
 
     async def save(self, user_id: int | str, memory: MemoryFile) -> None:
         """Replace the user's whole memory (used by imports and tests; updates should use `edit`)."""
@@ -185,13 +202,14 @@ class MemoryStore:
         await self._writer.write(path, json_bytes(memory.model_dump(mode="json"), indent=2))
         self._remember(uid, memory.model_copy(deep=True), _stamp(os.stat(path)))
 
+    async def forget_user(self, user_id: int) -> bool:
+        return await self.delete(user_id)
+
     async def delete(self, user_id: int | str) -> bool:
         """Remove the user's memory file, the corrupt copies kept aside for them and any temp file of theirs a
-        crash left; True when anything was there to remove. Durable (the folder is fsynced). Work started earlier
-        must check `epoch`."""
+        crash left; True when anything was there to remove. Durable (the folder is fsynced)."""
         uid = validate_user_id(user_id)
         async with self.lock_for(uid):
-            self._epochs[uid] = self._epochs.get(uid, 0) + 1
             self._remember(uid, MemoryFile(), _MISSING)
             return await asyncio.to_thread(self._delete_files, uid)
 
