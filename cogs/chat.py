@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 import openai
@@ -35,7 +35,7 @@ from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
-from cogs.places import message_place
+from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -166,6 +166,7 @@ class ChatCog(commands.Cog):
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
+        self.channels = ChannelResolver(bot, bot.fetch_channel)
         self.attachment_limits = AttachmentLimits(
             vision=self.settings.vision,
             max_images=self.settings.vision_max_images,
@@ -240,7 +241,9 @@ class ChatCog(commands.Cog):
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         ticket = self.memory.learning_ticket(message.author.id)  # a wipe confirmed while we reply wins
-        if not await self.should_reply(message):
+        # An uncached thread gets its real channel (its parent's switches and audience apply); a channel the bot
+        # cannot view or resolve gets no answer and teaches nothing.
+        if not await self.channels.admit(message) or not await self.should_reply(message):
             return
         started = time.perf_counter()
         self.memory.note_activity(message.author.id)
@@ -315,11 +318,10 @@ class ChatCog(commands.Cog):
             return []
 
         async def fetch(channel_id: int, message_id: int) -> discord.Message | None:
-            channel: Any = message.channel if channel_id == message.channel.id else self.bot.get_channel(channel_id)
-            if channel is None or not hasattr(channel, "fetch_message"):
-                return None
+            if channel_id != message.channel.id:
+                return None  # a chain stays in its channel (the walker asks for no other)
             try:
-                return await channel.fetch_message(message_id)  # type: ignore[no-any-return]
+                return await message.channel.fetch_message(message_id)
             except discord.HTTPException:
                 return None
 
