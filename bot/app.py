@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from openai import AsyncOpenAI
 
 from bot.chat.model import ChatModel
+from bot.chat.thinking import MODEL_TRAITS_FILE, FileModelTraits, ThinkingGuard
 from bot.config import Settings
 from bot.llm import build_client
 from bot.memory.atomic import ensure_writable_folder
@@ -148,6 +149,9 @@ def build_resources(settings: Settings) -> Resources:
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
         limit_field=settings.chat_token_parameter,
+        thinking=ThinkingGuard(
+            FileModelTraits(settings.data_dir / MODEL_TRAITS_FILE), thinking_models=settings.thinking_models
+        ),
     )
     return Resources(
         settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory),

@@ -20,6 +20,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 IdList = Annotated[frozenset[int], NoDecode]
+NameList = Annotated[frozenset[str], NoDecode]
 ShardIds = Annotated[tuple[int, ...] | None, NoDecode]
 
 
@@ -56,6 +57,7 @@ class Settings(BaseSettings):
     chat_max_tokens: int = Field(default=1024, gt=0)
     chat_temperature: float | None = Field(default=None, ge=0, le=2)
     chat_token_parameter: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"  # noqa: S105 -- a name
+    thinking_models: NameList = frozenset()
 
     # --- Conversation ---
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -120,6 +122,14 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
             return frozenset(int(p) for p in parts)
+        return value
+
+    @field_validator("thinking_models", mode="before")
+    @classmethod
+    def _split_names(cls, value: Any) -> Any:
+        """`qwen3:8b, deepseek-r1`: comma-separated, blanks around a name ignored."""
+        if isinstance(value, str):
+            return frozenset(part.strip() for part in value.split(",") if part.strip())
         return value
 
     @field_validator("shard_ids", mode="before")

@@ -364,7 +364,9 @@ class ChatCog(commands.Cog):
         if self.settings.stream_replies:
             stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
             if stream is not None:
-                streamer = StreamingReply(sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY)
+                streamer = StreamingReply(
+                    sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
+                )
                 try:
                     result = await streamer.run(stream.deltas())
                 except NotAStream:

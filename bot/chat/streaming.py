@@ -8,8 +8,10 @@ Discord's 2,000 characters and code blocks are closed and reopened at each cut. 
 shows a "still writing" mark (after a temporary closing fence when it ends inside a code block); the limit leaves
 room for both.
 
-Thinking is never shown: text inside an unclosed `<think>` block and a half-received tag are held back; the final
-text is `visible_answer` of the whole answer, the same as an answer that was not streamed.
+Thinking is never shown: text inside an unclosed `<think>` block and a half-received tag are held back, and
+`reveal` (`bot.chat.thinking.Reveal`) holds back more for models that stream their reasoning as plain text: nothing
+before a closing tag (`AFTER_CLOSER`), or nothing until the answer is complete (`WHOLE`, a model's first answer);
+the final text is `visible_answer` of the whole answer, the same as an answer that was not streamed.
 
 A failed edit never costs the reply: live updates stop, and at the end the messages that cannot be brought to their
 final text are replaced by new ones (the stale ones deleted where possible).
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from bot.chat.model import visible_answer
+from bot.chat.thinking import Reveal, may_show
 from bot.splitting import DISCORD_LIMIT, ends_in_code_block, split_message
 
 log = logging.getLogger(__name__)
@@ -96,8 +99,10 @@ class StreamingReply(Generic[M]):
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         first_post_grace: float = FIRST_POST_GRACE_SECONDS,
+        reveal: Reveal = Reveal.LIVE,
     ) -> None:
         self._sink = sink
+        self._reveal = reveal
         self._interval = interval
         self._empty_text = empty_text
         self._clock = clock
@@ -132,7 +137,7 @@ class StreamingReply(Generic[M]):
                 if reader.done():
                     break
                 arrived.clear()
-                if not self._live or not shown_so_far("".join(raw)):
+                if not self._live or not self._showable("".join(raw)):
                     continue
                 await self._wait_for_turn(reader)
                 if reader.done():
@@ -148,6 +153,9 @@ class StreamingReply(Generic[M]):
         final = visible_answer("".join(raw))
         await self._finish(final)
         return StreamedReply(final, list(self._messages))
+
+    def _showable(self, raw: str) -> bool:
+        return may_show(self._reveal, raw) and bool(shown_so_far(raw))
 
     async def _wait_for_turn(self, reader: asyncio.Task[None]) -> None:
         """Before the first post: a short grace (a fast answer is posted whole). After: the edit interval."""
