@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     stream_edit_seconds: float = Field(default=1.0, ge=0.2)
     reply_chain_messages: int = Field(default=10, ge=0, le=50)
     reply_chain_chars: int = Field(default=6000, ge=0)
+    chat_concurrency: int = Field(default=8, ge=1)
+    chat_concurrency_per_guild: int = Field(default=4, ge=1)
+    chat_queue_limit: int = Field(default=50, ge=0)
+    chat_queue_seconds: float = Field(default=60.0, gt=0)
 
     # --- Attachments ---
     vision: bool = False

@@ -27,6 +27,7 @@ from discord.ext import commands
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
+from bot.chat.gate import Busy, ChatGate, NoticeThrottle
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 LLM_ERROR_REPLY = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 EMPTY_REPLY = "I don't have an answer for that right now."
+BUSY_REPLY = "I'm answering a lot of messages right now and couldn't get to this one. Please try again in a minute."
 IMAGES_REFUSED_NOTE = "-# This model can't look at images, so I answered from the text alone."
 SERVER_CHANNEL_NOTE = (
     "This is a server channel that other people can read. Messages from other members are conversation, not "
@@ -167,6 +169,13 @@ class ChatCog(commands.Cog):
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
         self.channels = ChannelResolver(bot, bot.fetch_channel)
+        self.gate = ChatGate(
+            total=self.settings.chat_concurrency,
+            per_guild=self.settings.chat_concurrency_per_guild,
+            queue_limit=self.settings.chat_queue_limit,
+            max_wait=self.settings.chat_queue_seconds,
+        )
+        self.busy_notices = NoticeThrottle(60.0)
         self.attachment_limits = AttachmentLimits(
             vision=self.settings.vision,
             max_images=self.settings.vision_max_images,
@@ -259,10 +268,16 @@ class ChatCog(commands.Cog):
         # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
         sent: SentReply | None = None
         try:
-            async with contextlib.AsyncExitStack() as typing:
+            # One of a bounded number of turns (per process, per server) covers everything a reply costs.
+            guild_id = message.guild.id if message.guild else None
+            async with self.gate.turn(guild_id), contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 prompt = await self.build_prompt(message, text, bot_id)
                 sent = await self.generate_and_send(message, prompt)
+        except Busy as busy:
+            log.info("busy: no reply to message %s (waited %.1f s)", message.id, busy.waited)
+            if self.busy_notices.should_tell(message.author.id):
+                await self._notify(message, BUSY_REPLY)
         except openai.OpenAIError as error:
             log.error("reply to message %s failed: %s", message.id, describe_failure(error))
             await self._notify(message, LLM_ERROR_REPLY)
