@@ -17,6 +17,7 @@ import contextlib
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -270,10 +271,10 @@ class ChatCog(commands.Cog):
         try:
             # One of a bounded number of turns (per process, per server) covers everything a reply costs.
             guild_id = message.guild.id if message.guild else None
-            async with self.gate.turn(guild_id), contextlib.AsyncExitStack() as typing:
+            async with self.gate.turn(guild_id) as turn, contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 prompt = await self.build_prompt(message, text, bot_id)
-                sent = await self.generate_and_send(message, prompt)
+                sent = await self.generate_and_send(message, prompt, generated=turn.release)
         except Busy as busy:
             log.info("busy: no reply to message %s (waited %.1f s)", message.id, busy.waited)
             if self.busy_notices.should_tell(message.author.id):
@@ -372,8 +373,11 @@ class ChatCog(commands.Cog):
             messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
         return Prompt(messages, used, attachments)
 
-    async def generate_and_send(self, message: discord.Message, prompt: Prompt) -> SentReply:
-        """Stream the answer into Discord (or send it whole when streaming is off or refused)."""
+    async def generate_and_send(
+        self, message: discord.Message, prompt: Prompt, *, generated: Callable[[], None] | None = None
+    ) -> SentReply:
+        """Stream the answer into Discord (or send it whole when streaming is off or refused); `generated` is
+        called once the model's answer is complete."""
         sink = ReplySink(message)
         not_streamed = False
         if self.settings.stream_replies:
@@ -383,12 +387,14 @@ class ChatCog(commands.Cog):
                     sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
                 )
                 try:
-                    result = await streamer.run(stream.deltas())
+                    result = await streamer.run(stream.deltas(), on_complete=generated)
                 except NotAStream:
                     not_streamed = True
                 else:
                     return SentReply(result.text, result.messages, stream.images_dropped)
         answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+        if generated is not None:
+            generated()
         if not_streamed:
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
             log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)

@@ -141,13 +141,29 @@ class ChatGate:
             raise
 
     @asynccontextmanager
-    async def turn(self, guild_id: int | None) -> AsyncIterator[None]:
-        """Hold one of the process's turns (and one of the server's) for the body; `Busy` when there is none."""
+    async def turn(self, guild_id: int | None) -> AsyncIterator[Turn]:
+        """Hold one of the process's turns (and one of the server's) for the body, or until `Turn.release` (once the
+        model has answered: Discord's last edit needs no turn); `Busy` when there is none."""
         await self._acquire(guild_id)
+        held = Turn(self, guild_id)
         try:
-            yield
+            yield held
         finally:
-            self._finish(guild_id)
+            held.release()
+
+
+class Turn:
+    """One reply's turn; `release` gives it back early (idempotent)."""
+
+    def __init__(self, gate: ChatGate, lane: int | None) -> None:
+        self._gate = gate
+        self._lane = lane
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._gate._finish(self._lane)
 
 
 class NoticeThrottle:

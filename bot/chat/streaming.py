@@ -118,8 +118,11 @@ class StreamingReply(Generic[M]):
         """Whether anything has been posted (after that, an error must be reported as a follow-up)."""
         return bool(self._messages)
 
-    async def run(self, deltas: AsyncIterator[str]) -> StreamedReply[M]:
-        """Consume the answer, keep Discord up to date, and end on the final text. Raises the stream's error."""
+    async def run(
+        self, deltas: AsyncIterator[str], *, on_complete: Callable[[], None] | None = None
+    ) -> StreamedReply[M]:
+        """Consume the answer, keep Discord up to date, and end on the final text. Raises the stream's error.
+        `on_complete` is called once the whole answer has arrived, before the last edits."""
         raw: list[str] = []
         arrived = asyncio.Event()
 
@@ -150,6 +153,8 @@ class StreamingReply(Generic[M]):
                 await reader
             await self._unmark()
             raise
+        if on_complete is not None:
+            on_complete()
         final = visible_answer("".join(raw))
         await self._finish(final)
         return StreamedReply(final, list(self._messages))
