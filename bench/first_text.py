@@ -38,7 +38,7 @@ ANSWER_S = 10.0
 TARGET_SLACK_S = 0.3
 EDIT_SECONDS = 1.0
 REASONING_MARK = "Reasoning step"
-ANSWER_MARK = "Step 0:"
+ANSWER_MARK = "Step 0: a careful"
 SCENARIOS = ("plain model", "lone-closer model", "first reply of a new model")
 WAYS = ("ours", "today's rule", "whole replies")
 
@@ -93,7 +93,8 @@ async def one_reply(llm: ScriptedLLM, root: Path, *, scenario: str, way: str, fi
         leaked = max((len(_common_reasoning(text, reasoning)) for _, text in shown), default=0)
         return Result(
             first_post=shown[0][0] - started,
-            first_answer=next(at for at, text in shown if ANSWER_MARK in text) - started,
+            first_answer=next((at for at, text in shown if ANSWER_MARK in text and REASONING_MARK not in text),
+                              shown[-1][0]) - started,
             done=shown[-1][0] - started,
             reasoning_chars=leaked,
         )
