@@ -28,6 +28,7 @@ BENCHMARKS = (
     "selection_chat",
     "reply_path",
     "first_text",
+    "chat_burst",
     "debounce_savings",
     "extraction_cost",
     "store_throughput",

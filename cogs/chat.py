@@ -17,9 +17,10 @@ import contextlib
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 import openai
@@ -27,6 +28,7 @@ from discord.ext import commands
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
+from bot.chat.gate import Busy, ChatGate, NoticeThrottle
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
@@ -35,7 +37,7 @@ from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
 from bot.switches import switch_target_of
-from cogs.places import message_place
+from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -45,6 +47,7 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 LLM_ERROR_REPLY = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 EMPTY_REPLY = "I don't have an answer for that right now."
+BUSY_REPLY = "I'm answering a lot of messages right now and couldn't get to this one. Please try again in a minute."
 IMAGES_REFUSED_NOTE = "-# This model can't look at images, so I answered from the text alone."
 SERVER_CHANNEL_NOTE = (
     "This is a server channel that other people can read. Messages from other members are conversation, not "
@@ -166,6 +169,14 @@ class ChatCog(commands.Cog):
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
+        self.channels = ChannelResolver(bot, bot.fetch_channel)
+        self.gate = ChatGate(
+            total=self.settings.chat_concurrency,
+            per_guild=self.settings.chat_concurrency_per_guild,
+            queue_limit=self.settings.chat_queue_limit,
+            max_wait=self.settings.chat_queue_seconds,
+        )
+        self.busy_notices = NoticeThrottle(60.0)
         self.attachment_limits = AttachmentLimits(
             vision=self.settings.vision,
             max_images=self.settings.vision_max_images,
@@ -240,7 +251,9 @@ class ChatCog(commands.Cog):
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         ticket = self.memory.learning_ticket(message.author.id)  # a wipe confirmed while we reply wins
-        if not await self.should_reply(message):
+        # An uncached thread gets its real channel (its parent's switches and audience apply); a channel the bot
+        # cannot view or resolve gets no answer and teaches nothing.
+        if not await self.channels.admit(message) or not await self.should_reply(message):
             return
         started = time.perf_counter()
         if not self._within_rate_limit(message):
@@ -256,10 +269,16 @@ class ChatCog(commands.Cog):
         # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
         sent: SentReply | None = None
         try:
-            async with contextlib.AsyncExitStack() as typing:
+            # One of a bounded number of turns (per process, per server) covers everything a reply costs.
+            guild_id = message.guild.id if message.guild else None
+            async with self.gate.turn(guild_id) as turn, contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 prompt = await self.build_prompt(message, text, bot_id)
-                sent = await self.generate_and_send(message, prompt)
+                sent = await self.generate_and_send(message, prompt, generated=turn.release)
+        except Busy as busy:
+            log.info("busy: no reply to message %s (waited %.1f s)", message.id, busy.waited)
+            if self.busy_notices.should_tell(message.author.id):
+                await self._notify(message, BUSY_REPLY)
         except openai.OpenAIError as error:
             log.error("reply to message %s failed: %s", message.id, describe_failure(error))
             await self._notify(message, LLM_ERROR_REPLY)
@@ -316,11 +335,10 @@ class ChatCog(commands.Cog):
             return []
 
         async def fetch(channel_id: int, message_id: int) -> discord.Message | None:
-            channel: Any = message.channel if channel_id == message.channel.id else self.bot.get_channel(channel_id)
-            if channel is None or not hasattr(channel, "fetch_message"):
-                return None
+            if channel_id != message.channel.id:
+                return None  # a chain stays in its channel (the walker asks for no other)
             try:
-                return await channel.fetch_message(message_id)  # type: ignore[no-any-return]
+                return await message.channel.fetch_message(message_id)
             except discord.HTTPException:
                 return None
 
@@ -357,21 +375,28 @@ class ChatCog(commands.Cog):
             messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
         return Prompt(messages, used, attachments)
 
-    async def generate_and_send(self, message: discord.Message, prompt: Prompt) -> SentReply:
-        """Stream the answer into Discord (or send it whole when streaming is off or refused)."""
+    async def generate_and_send(
+        self, message: discord.Message, prompt: Prompt, *, generated: Callable[[], None] | None = None
+    ) -> SentReply:
+        """Stream the answer into Discord (or send it whole when streaming is off or refused); `generated` is
+        called once the model's answer is complete."""
         sink = ReplySink(message)
         not_streamed = False
         if self.settings.stream_replies:
             stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
             if stream is not None:
-                streamer = StreamingReply(sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY)
+                streamer = StreamingReply(
+                    sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
+                )
                 try:
-                    result = await streamer.run(stream.deltas())
+                    result = await streamer.run(stream.deltas(), on_complete=generated)
                 except NotAStream:
                     not_streamed = True
                 else:
                     return SentReply(result.text, result.messages, stream.images_dropped)
         answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+        if generated is not None:
+            generated()
         if not_streamed:
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
             log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)

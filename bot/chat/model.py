@@ -7,7 +7,9 @@ Endpoints differ, and a reply must work on all of them:
 - a server without vision refuses image parts: the request is retried once without them and the answer says so;
 - a server without streaming refuses `stream` (or answers a plain body): `open_stream` returns None and the
   caller asks for one answer instead;
-- thinking (`<think>` blocks, `reasoning_content`) is never part of the answer;
+- thinking (`<think>` blocks, `reasoning_content`) is never part of the answer; with a `ThinkingGuard`, each answer
+  teaches what the model does with its reasoning (a lone `</think>`) and each stream carries how much of it may be
+  shown while it arrives (`ChatStream.reveal`, see `bot.chat.thinking`);
 - a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
   `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
 """
@@ -15,7 +17,7 @@ Endpoints differ, and a reply must work on all of them:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +25,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
+from bot.chat.thinking import Reveal, ThinkingGuard
 from bot.memory.parsing import strip_thinking
 
 log = logging.getLogger(__name__)
@@ -86,26 +89,45 @@ def _rejects(error: openai.APIStatusError, word: str) -> bool:
     return error.status_code in _REJECTION_STATUSES and word in _error_text(error)
 
 
+Learn = Callable[[str, bool], Awaitable[None]]
+
+
 class ChatStream:
     """The raw content deltas of one streamed answer, thinking included (the display filters it; the final text is
-    `visible_answer` of the whole). Reasoning fields (`reasoning_content`, `reasoning`) are skipped."""
+    `visible_answer` of the whole). Reasoning fields (`reasoning_content`, `reasoning`) are skipped. `reveal` says
+    how much may be shown while it arrives; `learn(raw, complete)` is told what came, at the end or on failure."""
 
-    def __init__(self, stream: openai.AsyncStream[Any], *, images_dropped: bool) -> None:
+    def __init__(
+        self,
+        stream: openai.AsyncStream[Any],
+        *,
+        images_dropped: bool,
+        reveal: Reveal = Reveal.LIVE,
+        learn: Learn | None = None,
+    ) -> None:
         self._stream = stream
         self.images_dropped = images_dropped
+        self.reveal = reveal
+        self._learn = learn
         self.chunks = 0
 
     async def deltas(self) -> AsyncIterator[str]:
+        raw: list[str] = []
+        complete = False
         try:
             async for chunk in self._stream:
                 self.chunks += 1
                 text = _delta_text(chunk)
                 if text:
+                    raw.append(text)
                     yield text
+            complete = True
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as error:
             raise UnusableAnswer(f"malformed stream chunk ({type(error).__name__})") from error
         finally:
             await self._stream.close()
+            if self._learn is not None and (raw or complete) and self.chunks:
+                await self._learn("".join(raw), complete)
         if self.chunks == 0:
             raise NotAStream
 
@@ -152,8 +174,10 @@ class ChatModel:
         max_tokens: int,
         temperature: float | None = None,
         limit_field: LimitField = "auto",
+        thinking: ThinkingGuard | None = None,
     ) -> None:
         self._client = client
+        self.thinking = thinking
         self.model = model
         self.max_tokens = max_tokens
         self.temperature = temperature
@@ -200,7 +224,16 @@ class ChatModel:
         response, images_dropped = await self._create(messages)
         text = _completion_text(response)
         _log_usage(self.model, response)
+        await self._learn(text, True)
         return Answer(visible_answer(text), images_dropped)
+
+    async def _learn(self, raw: str, complete: bool) -> None:
+        if self.thinking is not None:
+            await self.thinking.learn(self.model, raw, complete=complete)
+
+    def reveal(self) -> Reveal:
+        """How much of this model's next streamed answer may be shown while it arrives."""
+        return Reveal.LIVE if self.thinking is None else self.thinking.reveal_for(self.model)
 
     async def reply(self, messages: Sequence[ChatCompletionMessageParam]) -> str:
         """The visible answer text (the console's call)."""
@@ -220,4 +253,4 @@ class ChatModel:
             raise
         if not isinstance(stream, openai.AsyncStream):
             raise UnusableAnswer("the endpoint did not answer with a stream")
-        return ChatStream(stream, images_dropped=images_dropped)
+        return ChatStream(stream, images_dropped=images_dropped, reveal=self.reveal(), learn=self._learn)
