@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
+from bot.memory.sensitive import marked_category
+
 MEMORY_VERSION = "2.0"
 SEED_VERSION = "1.0"  # before places: everything in such a file was learned "in DMs" as far as we can tell
 DM_PLACE = "dm"
@@ -318,6 +320,21 @@ class NewFact(BaseModel):
     content: str
     category: str = "context"
     confidence: float = 0.0
+    # The model's mark for health, sex life, religion, politics or finances (None: not marked); see `sensitive`.
+    sensitive: str | None = None
+
+    @field_validator("sensitive", mode="before")
+    @classmethod
+    def _sensitive(cls, value: Any) -> str | None:
+        return marked_category(value)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_mark(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Unmarked facts keep the documented shape (content, category, confidence)."""
+        data = handler(self)
+        if isinstance(data, dict) and self.sensitive is None:
+            data.pop("sensitive", None)
+        return data
 
     @field_validator("confidence", mode="before")
     @classmethod
