@@ -13,6 +13,7 @@ Three pure parts, used together by the apply step:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 HEALTH = "health"
@@ -176,11 +177,13 @@ _MONEY = (
     r"|\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks|usd|eur|gbp|[€$£]))"
 )
 
+_BE_SHORT = r"(?<=\w)['’](?:m|re)"  # "I'm", "they're" (not "it's": the user is "I" or "they")
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(pattern, _FLAGS))
     for category, pattern in (
         (HEALTH, rf"\b{_HAVING}\s+{_DEGREE}(?:[\w'-]+\s+)?{_CONDITION}\b{_NOT_ABOUT_THEM}"),
-        (HEALTH, rf"\b(?:is|am|are|was|were|being|been|became|become|got)\s+(?:\w+\s+){{0,2}}?{_STATE}\b"),
+        (HEALTH, rf"(?:\b(?:is|am|are|was|were|being|been|became|become|got)|{_BE_SHORT})\s+(?:\w+\s+){{0,2}}?"
+                 rf"{_STATE}\b"),
         (HEALTH, rf"^(?:{_STATE})\b"),
         (HEALTH, rf"\b(?:takes?|taking|took|on|prescribed|start(?:s|ed)|stopp(?:ed)|quit|switched to|uses?|using|"
                  rf"needs?)\s+(?:\w+\s+){{0,2}}?{_MEDICINE}\b{_NOT_ABOUT_THEM}"),
@@ -191,15 +194,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (HEALTH, r"\b(?:their|his|her|my) mental health\b|\b(?:uses?|using|wears?|wearing) (?:a |an )?"
                  r"(?:wheelchair|hearing aids?|cochlear implant|prosthetic \w+|insulin pump|glucose monitor)\b"
                  r"|\btrying to conceive\b|\bsober (?:for|since)\b|\b(?:quit|stopped) drinking\b"),
-        (SEX_LIFE, rf"\b(?:is|am|are|was|identif(?:y|ies|ied) as|came out as|coming out as|out as)\s+"
+        (SEX_LIFE, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|came out as|coming out as|out as))\s+"
                    rf"(?:an? )?(?:\w+ )?{_ORIENTATION}\b(?!-)"),
         (SEX_LIFE, r"(?:^|\b(?:they|i|she|he)\s+(?:recently\s+|finally\s+)?)(?:came|coming) out\b"
                    r"(?!\s+(?:of|with|on|in|at|to the|last|this|next|yesterday)\b)"),
         (SEX_LIFE, r"\b(?:sexual orientation|(?:their|his|her|my) sexuality|sex life|sex drive|libido|kinks?|kinky"
                    r"|bdsm|fetish(?:es)?|polyamor(?:ous|y)|open relationship|swingers?|hook-?ups?|one-night stands?"
                    r"|virgin(?:ity)?|celiba(?:te|cy)|sexually active|sex work(?:er)?)\b"),
-        (RELIGION, rf"\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|convert(?:s|ed)? to|"
-                   rf"practi[cs](?:ing|es|e)|devout|observant|born-again)\s+(?:an? |the )?(?:\w+\s+)?{_FAITH}\b"),
+        (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|"
+                   rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|devout|observant|born-again))\s+(?:an? |the )?"
+                   rf"(?:\w+\s+)?{_FAITH}\b"),
         (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+)?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
@@ -212,8 +216,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|\b(?:baptized|baptised|bar mitzvah|bat mitzvah)\b"),
         (POLITICS, rf"\b(?:votes?|voted|voting|will vote|plans? to vote)\s+(?:for\s+|against\s+)?(?:the\s+)?"
                    rf"(?:\w+\s+){{0,1}}?{_PARTY}\b"),
-        (POLITICS, rf"\b(?:is|am|are|was|identif(?:y|ies|ied) as|considers? (?:themselves|himself|herself|myself)|"
-                   rf"describes? (?:themselves|himself|herself|myself) as|calls? (?:themselves|himself|herself))\s+"
+        (POLITICS, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|"
+                   rf"considers? (?:themselves|himself|herself|myself)|describes? (?:themselves|himself|herself|myself)"
+                   rf" as|calls? (?:themselves|himself|herself)))\s+"
                    rf"(?:an? |the )?(?:(?:registered|lifelong|staunch|proud|committed|strong|hardcore)\s+)?"
                    rf"{_LEANING}\b"),
         (POLITICS, rf"\b(?:member of|supports?|supporting|supporter of|campaign(?:s|ed|ing)? for|donat(?:es|ed) to|"
@@ -228,7 +233,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|maxed out|paycheck to paycheck|payday loans?|credit score|net worth|food stamps|food banks?"
                    r"|poverty|struggling financially|financial(?:ly)? (?:trouble|difficult\w*|struggl\w*|problems"
                    r"|stress|hardship)|money (?:problems|troubles|worries)|worried about money"
-                   r"|(?:is|am|are|being|flat|always) broke|broke until|behind on (?:the |their |my )?(?:rent|payments"
+                   r"|(?:is|am|are|being|flat|always|['’]m|['’]re) broke|broke until"
+                   r"|behind on (?:the |their |my )?(?:rent|payments"
                    r"|bills|mortgage)|late on (?:rent|payments)|on (?:welfare|benefits|unemployment|universal credit"
                    r"|disability benefits)|unemployment benefits)\b"),
         (FINANCES, rf"\b(?:has|have|had|pays?|paying|took out|taking out|their|his|her|my)\s+(?:an?\s+)?"
@@ -271,14 +277,25 @@ def _in_a_name(text: str, start: int, end: int) -> bool:
     return any(0 < name.start() <= start and end <= name.end() for name in _PROPER_NAME.finditer(text))
 
 
-def category_of(text: str) -> str | None:
-    """The sensitive category `text` states about the user (health, sex life, religion, politics, finances), or
-    None. A backstop: it looks for a statement about the user, not for the topic's words."""
+@lru_cache(maxsize=8192)
+def categories_in(text: str) -> frozenset[str]:
+    """Every sensitive category `text` states about the user (health, sex life, religion, politics, finances). A
+    backstop: it looks for statements about the user, not for the topics' words."""
+    found: set[str] = set()
     for category, pattern in _PATTERNS:
+        if category in found:
+            continue
         for match in pattern.finditer(text):
             if _about_someone_else(text, match.start()):
                 continue
             if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
                 continue
-            return category
-    return None
+            found.add(category)
+            break
+    return frozenset(found)
+
+
+def category_of(text: str) -> str | None:
+    """One sensitive category `text` states about the user (the first in `CATEGORIES` order), or None."""
+    found = categories_in(text)
+    return next((category for category in CATEGORIES if category in found), None)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from bot.memory.credentials import credential_kind, without_credential_sentences
 from bot.memory.models import Turn
-from bot.memory.sensitive import SENSITIVE_UNSPECIFIED, category_of
+from bot.memory.sensitive import SENSITIVE_UNSPECIFIED, categories_in
 
 _LEAD = (
     r"(?:^|(?<=[.!?\n;:,])\s*|(?<=[.!?\n;:,])\s*(?:also|and|but|oh|so|ok(?:ay)?|btw|hey|hi|pls|plz|please)\b[\s,]*"
@@ -87,18 +87,26 @@ class Requests:
     known: tuple[str, ...] = ()
 
     def covers(self, text: str, category: str) -> bool:
+        """May `text`, which states `category`, be kept?"""
         words = _words(text)
         for request in self.asked:
-            requested = category_of(request)
-            if requested is not None and (requested == category or category == SENSITIVE_UNSPECIFIED):
+            requested = categories_in(request)
+            if requested:  # "remember that I have diabetes": that batch's health facts
+                if category in requested or category == SENSITIVE_UNSPECIFIED:
+                    return True
+            elif words & _words(request):  # "remember I'm seeing Dr. Patel": what shares its words
                 return True
-            if words & _words(request):
-                return True
-        return any(words & _words(known) for known in self.known)
+        return any(
+            (category in categories_in(known) or category == SENSITIVE_UNSPECIFIED) and words & _words(known)
+            for known in self.known
+        )
+
+    def covers_all(self, text: str, categories: Iterable[str]) -> bool:
+        return all(self.covers(text, category) for category in categories)
 
     def knowing(self, texts: Iterable[str]) -> Requests:
         """These requests, plus stored texts that may be restated (the sensitive ones; the rest license nothing)."""
-        return Requests(self.asked, self.known + tuple(text for text in texts if category_of(text) is not None))
+        return Requests(self.asked, self.known + tuple(text for text in texts if categories_in(text)))
 
 
 NO_REQUESTS = Requests()
@@ -123,10 +131,9 @@ def fact_withheld(content: str, marked: str | None, requests: Requests) -> str |
     kind = credential_kind(content)
     if kind is not None:
         return kind
-    category = marked or category_of(content)
-    if category is not None and not requests.covers(content, category):
-        return category
-    return None
+    categories = categories_in(content) | ({marked} if marked else set())
+    missing = sorted(category for category in categories if not requests.covers(content, category))
+    return missing[0] if missing else None
 
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
@@ -140,8 +147,7 @@ def summary_kept(text: str, requests: Requests) -> str:
         sentence = match.group(0).strip()
         if not sentence:
             continue
-        category = category_of(sentence)
-        if category is None or requests.covers(sentence, category):
+        if requests.covers_all(sentence, categories_in(sentence)):
             kept.append(sentence)
     return " ".join(kept)
 
