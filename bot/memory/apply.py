@@ -4,6 +4,8 @@
 - `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error), never a fact the user
   wrote or corrected, and not a fact about the same thing as a new fact that was not stored ("loves X" stays when
   "hates X" is refused or below the threshold: a correction without its replacement would just lose memory).
+- Nothing withheld is written (`bot.memory.withhold`): a new fact holding a credential, or sensitive data the user
+  did not ask in this batch to remember, is not stored; a summary loses the sentences that hold either.
 - New facts need the confidence threshold, must pass the poisoning guard, and are de-duplicated: an exact
   (case-, width- and space-insensitive) or near duplicate confirms the existing fact instead of adding a copy.
 - Past the cap, the least valuable facts (lowest confidence, then least recently confirmed) are evicted; facts the
@@ -23,6 +25,7 @@ from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
 from bot.memory.models import ExtractionResult, Fact, MemoryFile, iso, new_fact_id
 from bot.memory.selector import analyze
+from bot.memory.withhold import NO_REQUESTS, Requests, fact_withheld, summary_kept
 
 MAX_SUMMARY_CHARS = 1200
 MAX_FACT_CHARS = 400
@@ -40,6 +43,7 @@ class ApplyReport:
     facts_below_threshold: int = 0
     facts_refused: int = 0
     facts_evicted: int = 0
+    facts_withheld: int = 0  # credentials, and sensitive data the user did not ask to keep (not in facts_refused)
 
     def changed(self) -> bool:
         return bool(self.sections_updated or self.facts_added or self.facts_confirmed or self.facts_removed)
@@ -143,14 +147,20 @@ def apply_extraction(
     max_facts: int,
     duplicate_similarity: float,
     source: str = "",
+    requests: Requests = NO_REQUESTS,
 ) -> ApplyReport:
-    """Apply `result` to `memory` in place and report what changed."""
+    """Apply `result` to `memory` in place and report what changed. `requests`: what the user asked in this batch
+    to remember (`withhold.requests_in`), the only sensitive data it may keep."""
     report = ApplyReport()
     stamp = iso(now)
+    # A summary may restate sensitive facts memory already holds (they were kept with the user's leave).
+    summary_requests = requests.knowing(fact.content for fact in memory.facts)
 
     for name, update in result.section_updates():
-        text = update.summary.strip()[:MAX_SUMMARY_CHARS]
-        if not update.shouldUpdate or not text or rejection_reason(text):
+        if not update.shouldUpdate:
+            continue
+        text = summary_kept(update.summary.strip()[:MAX_SUMMARY_CHARS], summary_requests)
+        if not text or rejection_reason(text):
             continue
         section = memory.section(name)
         if section.summary != text:
@@ -166,6 +176,9 @@ def apply_extraction(
     for candidate in result.newFacts:
         content = candidate.content[:MAX_FACT_CHARS].strip()
         if not content:
+            continue
+        if fact_withheld(content, candidate.sensitive, requests) is not None:
+            report.facts_withheld += 1  # not in `dropped`: a removal it would replace goes ahead
             continue
         if candidate.confidence < min_confidence:
             report.facts_below_threshold += 1

@@ -69,6 +69,7 @@ from bot.memory.replies import REPLIES_FILE, ReplyLog, ReplyRecord
 from bot.memory.retention import ActivityLog, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot
+from bot.memory.withhold import credential_refusal, requests_in
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -436,6 +437,7 @@ class MemoryService:
                     max_facts=self.policy.max_facts,
                     duplicate_similarity=self.policy.duplicate_similarity,
                     source=f"conversation:{key.conversation_id}",
+                    requests=requests_in(fresh, key.user_id),  # "remember that ...": sensitive data it may keep
                 )
                 merge_extraction_view(draft, view, key.place, self.policy.scope)
                 report.facts_evicted += evict_overflow(draft, self.policy.max_facts)
@@ -649,6 +651,9 @@ class MemoryService:
         reason = rejection_reason(content)
         if reason:
             raise InvalidRequest(f"I can't store that as a fact: {reason}.")
+        refusal = credential_refusal(content)  # their own words may be sensitive, never a secret
+        if refusal is not None:
+            raise InvalidRequest(refusal)
         return content
 
     async def add_fact(self, user_id: int, text: str, *, place: Place, everywhere: bool = False) -> Fact:
