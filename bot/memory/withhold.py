@@ -18,11 +18,12 @@ remember", "do you remember", "remember when ...", or "don't remember this".
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.memory.credentials import credential_kind, without_credential_sentences
+from bot.memory.credentials import credential_kind, redact, without_credential_sentences
 from bot.memory.models import Turn
 from bot.memory.sensitive import SENSITIVE_UNSPECIFIED, categories_in
 
@@ -163,3 +164,10 @@ def credential_refusal(text: str) -> str | None:
         f"I can't store that: it looks like it contains {article} {kind}, and I never keep passwords, keys, "
         "tokens, card or bank account numbers. Leave the secret out and try again."
     )
+
+
+def redacted(turn: Turn) -> Turn:
+    """`turn` with each credential in its text replaced by a marker ("[password removed]"): what a pending turn is
+    rewritten to once extracted. The same object when there is none, so a caller can skip the rewrite."""
+    text = redact(turn.text)
+    return turn if text == turn.text else dataclasses.replace(turn, text=text)

@@ -29,6 +29,7 @@ from bot.memory.withhold import (
     asked_to_remember,
     credential_refusal,
     fact_withheld,
+    redacted,
     requests_in,
     summary_kept,
 )
@@ -181,6 +182,15 @@ def test_the_refusal_names_the_kind_never_the_secret() -> None:
     assert credential_refusal("my password is hunter2") is not None
     assert "hunter2" not in str(credential_refusal("my password is hunter2"))
     assert credential_refusal("I have type 1 diabetes") is None  # the user's own words may be sensitive
+
+
+def test_a_pending_turn_is_rewritten_without_its_secrets_and_left_alone_without_any() -> None:
+    turn = Turn("user", USER, "alice", f"my key is {KEY}, and I write Go", NOW, "t1")
+    clean = redacted(turn)
+    assert clean.text == "my key is [API key removed], and I write Go"
+    assert (clean.turn_id, clean.author_id, clean.at) == (turn.turn_id, turn.author_id, turn.at)
+    plain = Turn("user", USER, "alice", "I write Go", NOW, "t2")
+    assert redacted(plain) is plain
 
 
 # --- the apply step -----------------------------------------------------------------------------------------
