@@ -112,6 +112,11 @@ _PHRASE_NAMES = (
     r"(?:pass[\s-]?phrase|seed[\s-]phrase|recovery[\s-](?:phrase|codes?|keys?)|mnemonic|backup[\s-]codes?"
     r"|(?:2fa|mfa|two[\s-]factor)[\s-](?:backup[\s-]|recovery[\s-])?codes?)"
 )
+_PASSWORD_HINT = re.compile(
+    r"pass|pw|pin|code|cvv|cvc|csc|login|cred|combination|clave|senha|mdp|contrase|wachtwoord|kennwort|phrase"
+    r"|mnemonic|recovery|密|口令|パスワード|暗証",
+    re.IGNORECASE,
+)
 _CJK_PASSWORD = re.compile(r"(?:密码|密碼|口令|パスワード|暗証番号)\s*(?:是|为|為|は|:|：)?\s*([^\s、。，,]{3,})")
 _IS = r"(?:(?:is\s+set\s+to|set\s+to|is|was|are|were|ist|lautet|est|c'est|es|é|è)\b|:=|=|:|->|-|–)"
 _QUOTED = r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"""
@@ -266,6 +271,8 @@ def _postal(text: str, label_start: int) -> bool:
 
 def _passwords(text: str) -> list[Finding]:
     found: list[Finding] = []
+    if not _PASSWORD_HINT.search(text):  # most texts name none of these: skip the costlier patterns
+        return found
     for match in _PASSWORD_GIVEN.finditer(text):
         if match.group("digits") and _postal(text, match.start("digits")):
             continue
@@ -350,6 +357,8 @@ def _merged(findings: list[Finding]) -> list[Finding]:
 
 def _normalised(text: str) -> str:
     """NFKC, without invisible format characters: full-width digits or zero-width spaces hide nothing."""
+    if text.isascii():
+        return text
     return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
 
 
