@@ -9,6 +9,10 @@ a baseline in the same run: the shapes the issue names (`sk-`, `ghp_`/`github_pa
 followed by a word, and any 13-19 digit run passing Luhn or 15-34 characters passing the IBAN mod-97 check, with
 no ranges, lengths, labels or random-looking strings. Every miss and false refusal of ours is printed (the values
 are random fakes), with the time per text of both.
+
+Also the cost of both gates (credentials, and sensitive data: `bot.memory.withhold`) in the apply step at the fact
+cap: 100 stored facts of 150-300 characters, 10 new ones and 6 rewritten summaries, against the same apply step
+with the gates switched off, timed in alternating rounds.
 """
 
 from __future__ import annotations
@@ -18,13 +22,22 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
-from bench.common import Table, exit_code, header, parser
+from bench.common import Table, exit_code, fmt_ms, header, p50, p95, parser, ratio, time_interleaved
+from bot.memory import apply as apply_module
+from bot.memory.apply import apply_extraction
 from bot.memory.checksums import luhn_valid
 from bot.memory.credentials import credential_kind
+from bot.memory.models import ExtractionResult, MemoryFile
+from bot.memory.sensitive import categories_in
+from tests.memory.realistic import long_fact_texts, memory_at_cap
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
+Corpus = dict[str, list[Any]]
 PARTS = ("dev", "heldout")
 
 _BASELINE_SHAPES = re.compile(
@@ -53,11 +66,11 @@ def ours(text: str) -> bool:
     return credential_kind(text) is not None
 
 
-def load(part: str) -> dict[str, list]:  # type: ignore[type-arg]
+def load(part: str) -> Corpus:
     return dict(json.loads((CORPORA / f"credentials_{part}.json").read_text(encoding="utf-8")))
 
 
-def errors(check: Callable[[str], bool], corpus: dict[str, list]) -> tuple[list[dict[str, str]], list[str]]:  # type: ignore[type-arg]
+def errors(check: Callable[[str], bool], corpus: Corpus) -> tuple[list[dict[str, str]], list[str]]:
     missed = [item for item in corpus["secret"] if not check(item["text"])]
     refused = [text for text in corpus["clean"] if check(text)]
     return missed, refused
@@ -73,6 +86,50 @@ def micros_per_text(check: Callable[[str], bool], texts: list[str], rounds: int)
         for text in texts:
             check(text)
     return (time.perf_counter() - started) / (rounds * len(texts)) * 1e6
+
+
+_NOW = datetime(2025, 6, 2, tzinfo=UTC)
+
+
+def extraction_at_cap() -> ExtractionResult:
+    facts = [{"content": text, "category": "context", "confidence": 0.95} for text in long_fact_texts(10, seed=99)]
+    summaries = [" ".join(long_fact_texts(3, seed=200 + n, low=80, high=160)) for n in range(6)]
+    names = ("workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground")
+    sections = {name: {"summary": text, "shouldUpdate": True} for name, text in zip(names, summaries, strict=True)}
+    return ExtractionResult.model_validate({
+        "user": {name: sections[name] for name in names[:3]},
+        "history": {name: sections[name] for name in names[3:]},
+        "newFacts": facts,
+    })
+
+
+def apply_once(memory: MemoryFile, result: ExtractionResult) -> None:
+    draft = memory.model_copy(deep=True)
+    categories_in.cache_clear()  # a busy bot's cache holds other users' texts
+    apply_extraction(draft, result, now=_NOW, min_confidence=0.7, max_facts=100, duplicate_similarity=0.85)
+
+
+def without_gates(fn: Callable[[], None]) -> Callable[[], None]:
+    def run() -> None:
+        with mock.patch.object(apply_module, "fact_withheld", lambda *args: None), \
+                mock.patch.object(apply_module, "summary_kept", lambda text, requests: text):
+            fn()
+    return run
+
+
+def apply_cost(smoke: bool) -> Table:
+    memory, result = memory_at_cap(100, seed=7), extraction_at_cap()
+    reps = 5 if smoke else 60
+    samples = time_interleaved(
+        {"gates": lambda: apply_once(memory, result), "none": without_gates(lambda: apply_once(memory, result))},
+        reps=reps, warmup=2, budget_s=60,
+    )
+    table = Table("apply step at the cap (100 facts, 10 new, 6 summaries): with the gates and without")
+    for name, q in (("p50", p50), ("p95", p95)):
+        ours, base = q(samples["gates"]), q(samples["none"])
+        table.add(f"apply_extraction {name}", fmt_ms(ours, 2), f"without gates {fmt_ms(base, 2)}", ratio(ours, base))
+    table.note("ratio: with the gates / without (100% = no cost); the apply step runs off the event loop")
+    return table
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,7 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.print()
     if listing and not args.quiet:
         print("\n".join(listing), end="\n\n", flush=True)
-    return exit_code([table], smoke=args.smoke)
+    cost = apply_cost(args.smoke)
+    cost.print()
+    return exit_code([table, cost], smoke=args.smoke)
 
 
 if __name__ == "__main__":

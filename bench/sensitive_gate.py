@@ -19,11 +19,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from bench.common import Table, exit_code, header, parser
 from bot.memory.sensitive import categories_in
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
+Corpus = dict[str, list[Any]]
 PARTS = ("dev", "heldout")
 
 _TOPIC_WORDS = re.compile(
@@ -45,11 +47,11 @@ def ours(text: str) -> bool:
     return bool(categories_in(text))
 
 
-def load(part: str) -> dict[str, list]:  # type: ignore[type-arg]
+def load(part: str) -> Corpus:
     return dict(json.loads((CORPORA / f"sensitive_{part}.json").read_text(encoding="utf-8")))
 
 
-def errors(check: Callable[[str], bool], corpus: dict[str, list]) -> tuple[list[dict[str, str]], list[str]]:  # type: ignore[type-arg]
+def errors(check: Callable[[str], bool], corpus: Corpus) -> tuple[list[dict[str, str]], list[str]]:
     missed = [item for item in corpus["sensitive"] if not check(item["text"])]
     dropped = [text for text in corpus["clean"] if check(text)]
     return missed, dropped

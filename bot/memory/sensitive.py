@@ -83,8 +83,9 @@ def _any(*words: str) -> str:
 _CONDITION = _any(
     r"diabetes", r"cancer", r"leuka?emia", r"lymphoma", r"tumou?rs?", r"depression", r"depressive episodes?",
     r"anxiety(?: disorder)?", r"panic (?:attacks?|disorder)", r"adhd", r"add", r"autism", r"asperger'?s",
-    r"bipolar(?: disorder)?", r"schizophrenia", r"c?-?ptsd", r"ocd", r"hiv", r"aids", r"hepatitis \w", r"asthma",
-    r"epilepsy", r"seizures", r"migraines?", r"crohn'?s(?: disease)?", r"colitis", r"ibs", r"c[o]?eliac(?: disease)?",
+    r"bipolar(?: disorder)?", r"schizophrenia", r"ptsd", r"c-ptsd", r"ocd", r"hiv", r"aids", r"hepatitis \w", r"asthma",
+    r"epilepsy", r"seizures", r"migraines?", r"crohn'?s(?: disease)?", r"colitis", r"ibs",
+    r"celiac(?: disease)?", r"coeliac(?: disease)?",
     r"arthritis", r"lupus", r"multiple sclerosis", r"fibromyalgia", r"endometriosis", r"pcos", r"eating disorders?",
     r"anorexia", r"bulimia", r"insomnia", r"sleep apnea", r"long covid", r"covid",
     r"heart (?:condition|disease|failure)",
@@ -131,7 +132,8 @@ _MEDICINE = _any(
     r"metformin", r"ozempic", r"semaglutide", r"chemo(?:therapy)?", r"hrt", r"hormone (?:therapy|replacement)",
     r"antipsychotics?", r"prep", r"methadone", r"suboxone", r"dialysis", r"an? inhaler", r"inhalers", r"epipens?",
     r"medication", r"meds", r"painkillers", r"oxycodone", r"birth control", r"the pill", r"testosterone",
-    r"o?estrogen", r"blood thinners", r"beta blockers", r"statins", r"radiation(?: therapy)?", r"radiotherapy",
+    r"estrogen", r"oestrogen", r"blood thinners", r"beta blockers", r"statins", r"radiation(?: therapy)?",
+    r"radiotherapy",
 )
 _PROCEDURE = _any(
     r"surgery", r"an operation", r"transplant", r"chemo(?:therapy)?", r"radiation", r"radiotherapy", r"mastectomy",
@@ -248,6 +250,84 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    rf"|\w+ payments|tuition|medication|medicine|healthcare|therapy)"),
     )
 )
+def _top_level(pattern: str, separator: str = "|") -> list[str]:
+    """`pattern` split at `separator` outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in pattern:
+        depth += (char == "(") - (char == ")")
+        if char == separator and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current]
+
+
+def _closing(pattern: str) -> int:
+    """The index of the parenthesis closing the one `pattern` opens with."""
+    depth = 0
+    for index, char in enumerate(pattern):
+        depth += (char == "(") - (char == ")")
+        if depth == 0:
+            return index
+    return -1
+
+
+def _needed_words(pattern: str) -> set[str]:
+    """Word prefixes one of which every match of a vocabulary fragment contains ("tumou?rs?" -> "tumo"); "" when
+    no literal word is certain (the category then always runs)."""
+    if pattern.startswith("(?:") and _closing(pattern) == len(pattern) - 1:
+        pattern = pattern[3:-1]
+    branches = _top_level(pattern)
+    if len(branches) > 1:
+        return set().union(*(_needed_words(branch) for branch in branches))
+    pattern = re.sub(r"\(\?:[^()]*\)[?*]|\(\?<?[=!][^()]*(?:\([^()]*\)[^()]*)*\)|\\b|\^|\$", "", pattern)
+    group = re.search(r"\(\?:([^()]*)\)", pattern)
+    if group:
+        return set().union(*(_needed_words(pattern[: group.start()] + branch + pattern[group.end() :])
+                             for branch in group.group(1).split("|")))
+    best = ""
+    for word in re.split(r"\s+|\\s[+*]?| ", pattern):
+        literal = re.match(r"[\w'’-]*", word)
+        text = literal.group(0) if literal else ""
+        if text and word[len(text) : len(text) + 1] in ("?", "*", "{"):
+            text = text[:-1]
+        best = max(best, text, key=len)
+    return {best.lower() if len(best) >= 2 else ""}
+
+
+_TRIGGER_WORDS: dict[str, frozenset[str]] = {
+    category: frozenset().union(*(_needed_words(fragment) for fragment in fragments))
+    for category, fragments in (
+        (HEALTH, (_CONDITION, _STATE, _MEDICINE, _PROCEDURE, _THERAPY, r"mental", r"wheelchair", r"hearing",
+                  r"cochlear", r"prosthetic", r"insulin", r"glucose", r"conceive", r"sober", r"drinking")),
+        (SEX_LIFE, (_ORIENTATION, r"came", r"coming", r"sex", r"libido", r"kink", r"bdsm", r"fetish", r"polyamor",
+                    r"open", r"swinger", r"hook", r"one-night", r"virgin", r"celiba")),
+        (RELIGION, (_FAITH, r"church", r"mass", r"mosque", r"synagogue", r"temple", r"gurdwara", r"shul", r"services",
+                    r"bible", r"confession", r"prayer", r"pray", r"ramadan", r"lent", r"yom", r"shabbat", r"sabbath",
+                    r"passover", r"kosher", r"halal", r"faith", r"religio", r"god", r"hijab", r"turban", r"kippah",
+                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah")),
+        (POLITICS, (r"vot", _PARTY, _LEANING, r"pro-", r"anti-", r"left-wing", r"right-wing", r"far-", r"politic")),
+        (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
+                    r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
+                    r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
+                    r"saved", r"savings", r"afford")),
+    )
+}
+_TRIGGER_LENGTHS = frozenset(len(prefix) for needed in _TRIGGER_WORDS.values() for prefix in needed)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _possible(text: str) -> set[str]:
+    """The categories whose patterns could match `text`: it has one of their needed words (or, for finances, a
+    digit). A few set operations, far cheaper than running every pattern."""
+    prefixes = {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
+    found = {category for category, needed in _TRIGGER_WORDS.items() if needed & prefixes}
+    if any(char.isdigit() for char in text):
+        found.add(FINANCES)
+    return found
+
+
 # "Their cat has diabetes", "Her mother is Catholic": about someone else when a person or pet of theirs comes first.
 _SOMEONE_ELSE = re.compile(
     r"\b(?:their|his|her|my|a|the|whose)\s+(?:\w+\s+)?(?:cat|dog|pet|horse|mother|mom|mum|father|dad|parents?"
@@ -281,9 +361,14 @@ def _in_a_name(text: str, start: int, end: int) -> bool:
 def categories_in(text: str) -> frozenset[str]:
     """Every sensitive category `text` states about the user (health, sex life, religion, politics, finances). A
     backstop: it looks for statements about the user, not for the topics' words."""
+    return _scan(text, triggers=True)
+
+
+def _scan(text: str, *, triggers: bool) -> frozenset[str]:
     found: set[str] = set()
+    possible = _possible(text) if triggers else set(CATEGORIES)
     for category, pattern in _PATTERNS:
-        if category in found:
+        if category in found or category not in possible:
             continue
         for match in pattern.finditer(text):
             if _about_someone_else(text, match.start()):

@@ -97,8 +97,8 @@ class Requests:
                     return True
             elif words & _words(request):  # "remember I'm seeing Dr. Patel": what shares its words
                 return True
-        return any(
-            (category in categories_in(known) or category == SENSITIVE_UNSPECIFIED) and words & _words(known)
+        return any(  # shared words first: classifying every stored fact is the costly part
+            words & _words(known) and (category == SENSITIVE_UNSPECIFIED or category in categories_in(known))
             for known in self.known
         )
 
@@ -106,8 +106,9 @@ class Requests:
         return all(self.covers(text, category) for category in categories)
 
     def knowing(self, texts: Iterable[str]) -> Requests:
-        """These requests, plus stored texts that may be restated (the sensitive ones; the rest license nothing)."""
-        return Requests(self.asked, self.known + tuple(text for text in texts if categories_in(text)))
+        """These requests, plus stored texts a summary may restate (each licenses only the categories it states
+        itself, so an ordinary stored fact licenses nothing)."""
+        return Requests(self.asked, self.known + tuple(texts))
 
 
 NO_REQUESTS = Requests()

@@ -20,6 +20,7 @@ from bot.memory.sensitive import (
     RELIGION,
     SENSITIVE_UNSPECIFIED,
     SEX_LIFE,
+    _scan,
     category_of,
     marked_category,
 )
@@ -109,6 +110,14 @@ def test_the_development_set_is_classified_as_measured() -> None:
                        "Sells handmade jewellery and made $300 at the last market"]
 
 
+def test_the_word_triggers_only_skip_patterns_that_could_not_match() -> None:
+    held_out = json.loads((CORPORA / "sensitive_heldout.json").read_text(encoding="utf-8"))
+    texts = [item["text"] for corpus in (DEV, held_out) for item in corpus["sensitive"]]
+    texts += [text for corpus in (DEV, held_out) for text in corpus["clean"]]
+    texts += [f"I'm {word}" for word in ("gay", "Muslim", "a Democrat", "pregnant", "broke")]
+    assert [_scan(text, triggers=True) for text in texts] == [_scan(text, triggers=False) for text in texts]
+
+
 # --- requests to remember -----------------------------------------------------------------------------------
 
 
@@ -152,9 +161,9 @@ def test_a_request_covers_its_category_and_its_words_only() -> None:
     by_words = Requests(("I'm seeing Dr. Patel on Tuesdays",))  # names no category: its words do
     assert by_words.covers("Sees Dr. Patel, a psychiatrist, on Tuesdays", HEALTH)
     assert not by_words.covers("Has asthma", HEALTH)
-    known = NO_REQUESTS.knowing(["Has type 1 diabetes", "Likes tea"])
-    assert known.known == ("Has type 1 diabetes",)  # only sensitive stored facts license anything
+    known = NO_REQUESTS.knowing(["Has type 1 diabetes", "Drinks tea with their diabetes-friendly sweetener"])
     assert known.covers("They manage their diabetes with an insulin pump.", HEALTH)
+    assert not NO_REQUESTS.knowing(["Likes the Diabetes UK charity run"]).covers("They have diabetes.", HEALTH)
     assert not known.covers("They have been struggling with depression.", HEALTH)
 
 
