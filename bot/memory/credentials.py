@@ -122,7 +122,8 @@ _IS = r"(?:(?:is\s+set\s+to|set\s+to|is|was|are|were|ist|lautet|est|c'est|es|é|
 _QUOTED = r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"""
 _TOKEN = r"[^\s,;]{1,80}"  # noqa: S105 -- a pattern
 _PASSWORD_GIVEN = re.compile(
-    rf"\b{_OWNER}(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES})|(?P<digits>{_DIGIT_NAMES}))(?:\s+(?:for|to|of|on|at|in|de|du|da|do|dela|dele|del|für|zu)(?:\s+[\w.'’@-]+){{0,4}}?)?"
+    rf"\b{_OWNER}(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES})|(?P<digits>{_DIGIT_NAMES}))"
+    rf"(?:\s+(?:for|to|of|on|at|in|de|du|da|do|dela|dele|del|für|zu)(?:\s+[\w.'’@-]+){{0,4}}?)?"
     rf"\s*{_IS}\s*(?P<value>{_QUOTED}|{_TOKEN}(?:\s*/\s*{_TOKEN})?)",
     re.IGNORECASE,
 )
