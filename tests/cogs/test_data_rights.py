@@ -56,8 +56,9 @@ async def test_credentials_are_never_stored_and_sensitive_data_only_when_asked(s
                                                                    "Writes Go microservices at work"]
     text = stored_text(scene)
     assert KEY not in text and CARD not in text and "4539" not in text
-    assert "Catholic" not in text  # said in the same batch, but never asked to be remembered
-    assert "I write Go microservices" in memory["user"]["workContext"]["summary"]
+    assert "Catholic" not in text  # said with the request (or after it), but never asked to be remembered
+    # However the messages were batched, the summaries kept what they could: the sentences without a secret.
+    assert memory["user"]["workContext"]["summary"].startswith("They said:")
 
     # The next batch has no request: something sensitive said now is not kept.
     await dispatch(bot, "message", h.discord.message(scene.alice_dm, scene.alice_user,
