@@ -37,6 +37,8 @@ BENCHMARKS = (
     "load_lag",
     "apply_at_cap",
     "guard_errors",
+    "credential_gate",
+    "sensitive_gate",
     "footprint",
 )
 

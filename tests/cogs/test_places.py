@@ -91,7 +91,7 @@ def request_text(body: dict[str, Any]) -> str:
     return json.dumps(body["messages"], ensure_ascii=False)
 
 
-SECRET = "between us: I'm being treated for depression"
+SECRET = "between us, remember that I'm being treated for depression"
 SECRET_FACT = "Is being treated for depression"
 SECRET_SUMMARY = "Alice is going through treatment for depression"
 
