@@ -12,12 +12,17 @@
   query path (sklearn's `transform` instead of a vocabulary lookup).
 - The previous similarity scale (`QueryShareIndex`, `query_share_selector`): the engine's BM25 index with a fact's
   similarity taken as the share of the query's weight it matches, before it was scaled to the best match.
+- Textbook BM25 (`OkapiIndex`: k1 1.2, b 0.75, over the engine's terms) and character n-grams alone
+  (`CharWbIndex`: sklearn's `char_wb` TF-IDF, cosine): the kinds of score a fused selector
+  (`bench.fused_selector`) combines, each on its own, scaled to the best match and ranked by the same
+  `0.6 * similarity + 0.4 * confidence`.
 - The previous duplicate check (`difflib_closest`): `bot.memory.apply`'s matcher before rapidfuzz, on
   `difflib.SequenceMatcher`, re-tokenising both texts for every pair.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -26,7 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bot.memory.models import Fact
@@ -191,3 +196,81 @@ class QueryShareIndex(FactIndex):
 def query_share_selector(*, top_k: int = 15) -> FactSelector:
     """The engine's selector with the previous similarity scale (`QueryShareIndex`)."""
     return FactSelector(top_k=top_k, build=QueryShareIndex.build)
+
+
+# --- the selectors the fused similarity is measured against -------------------------------------------------------
+
+
+def _scaled(matched: NDArray[np.float64]) -> NDArray[np.float64]:
+    best = float(matched.max()) if matched.size else 0.0
+    result: NDArray[np.float64] = matched / best if best > 0 else np.zeros(matched.size)
+    return result
+
+
+@dataclass(slots=True)
+class OkapiIndex:
+    """Textbook BM25 (Okapi: k1 1.2, b 0.75, idf log(1 + (N - df + 0.5) / (df + 0.5))) over the engine's terms,
+    no common-term cut; each fact's score scaled to the best one's."""
+
+    facts: tuple[Fact, ...]
+    vocabulary: dict[str, int]
+    matrix_t: sp.csr_matrix | None
+    confidence: NDArray[np.float64]
+
+    @classmethod
+    def build(cls, facts: Sequence[Fact], k1: float = 1.2, b: float = 0.75) -> OkapiIndex:
+        confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
+        counter = CountVectorizer(analyzer=index_terms, dtype=np.float64)
+        try:
+            counts = counter.fit_transform([fact.content for fact in facts]).tocoo()
+        except ValueError:
+            return cls(tuple(facts), {}, None, confidence)
+        total = counts.shape[0]
+        lengths = np.bincount(counts.row, weights=counts.data, minlength=total)
+        document_frequency = np.bincount(counts.col, minlength=counts.shape[1])
+        idf = np.log1p((total - document_frequency + 0.5) / (document_frequency + 0.5))
+        norm = 1 - b + b * lengths[counts.row] / max(float(lengths.mean()), 1.0)
+        counts.data = counts.data * (k1 + 1) / (counts.data + k1 * norm)
+        return cls(tuple(facts), dict(counter.vocabulary_), (counts.tocsr() @ sp.diags(idf)).T.tocsr(), confidence)
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        if self.matrix_t is None:
+            return np.zeros(len(self.facts))
+        rows = list({self.vocabulary[term] for term in index_terms(query) if term in self.vocabulary})
+        if not rows:
+            return np.zeros(len(self.facts))
+        return _scaled(np.asarray(self.matrix_t[rows].sum(axis=0)).ravel())
+
+    def top(self, query: str, top_k: int) -> list[Fact]:
+        return rank(self.facts, self.similarities(query), self.confidence, top_k)
+
+
+@dataclass(slots=True)
+class CharWbIndex:
+    """Character n-grams alone: sklearn's `TfidfVectorizer(analyzer="char_wb", ngram_range=..., sublinear_tf=True)`
+    on NFKC-folded text, cosine with the query, scaled to the best match."""
+
+    facts: tuple[Fact, ...]
+    vectorizer: TfidfVectorizer | None
+    matrix: sp.csr_matrix | None
+    confidence: NDArray[np.float64]
+
+    @classmethod
+    def build(cls, facts: Sequence[Fact], ngrams: tuple[int, int] = (3, 5)) -> CharWbIndex:
+        confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
+        vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, sublinear_tf=True, dtype=np.float64,
+                                     preprocessor=lambda text: unicodedata.normalize("NFKC", text).casefold())
+        try:
+            matrix = vectorizer.fit_transform([fact.content for fact in facts]).tocsr()
+        except ValueError:
+            return cls(tuple(facts), None, None, confidence)
+        return cls(tuple(facts), vectorizer, matrix, confidence)
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        if self.vectorizer is None or self.matrix is None or not query.strip():
+            return np.zeros(len(self.facts))
+        vector = self.vectorizer.transform([query])
+        return _scaled(np.asarray((self.matrix @ vector.T).todense()).ravel())
+
+    def top(self, query: str, top_k: int) -> list[Fact]:
+        return rank(self.facts, self.similarities(query), self.confidence, top_k)

@@ -26,6 +26,7 @@ BENCHMARKS = (
     "selection_latency",
     "selection_quality",
     "selection_chat",
+    "selection_fusion",
     "reply_path",
     "first_text",
     "debounce_savings",
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
         p.error(f"unknown benchmark(s): {', '.join(unknown)}")
-    for needs_data in ("selection_quality", "selection_chat"):
+    for needs_data in ("selection_quality", "selection_chat", "selection_fusion"):
         if args.smoke and needs_data in names and not any(args.data.glob("*.json")):
             # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
             print(f"{needs_data} skipped: no LoCoMo data in {args.data} (pass --data)\n", flush=True)
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
 
     def argv_for(name: str) -> list[str]:
-        extra = [str(args.data)] if name in ("selection_quality", "selection_chat") else []
+        extra = [str(args.data)] if name in ("selection_quality", "selection_chat", "selection_fusion") else []
         return [*extra, *(["--smoke"] if args.smoke else [])]
 
     background: subprocess.Popen[str] | None = None
