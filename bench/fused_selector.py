@@ -184,3 +184,28 @@ class FusedIndex:
 
     def top(self, query: str, top_k: int) -> list[Fact]:
         return rank(self.facts, self.similarities(query), self.confidence, top_k)
+
+
+TURN_WEIGHTS = (0.5, 0.75, 1.0)  # oldest to newest of the last three turns
+
+
+class NewestWeightedIndex(FactIndex):
+    """The engine's `FactIndex` with the newest turn counting most: the query (turns joined by newlines, as
+    `build_query` makes it) weighs each term by the newest turn it appears in (`TURN_WEIGHTS`) instead of 1."""
+
+    def similarities(self, query: str) -> NDArray[np.float64]:
+        if self.matrix_t is None or not query.strip():
+            return np.zeros(len(self.facts))
+        turns = query.split("\n")
+        weights = TURN_WEIGHTS[-len(turns):] if len(turns) <= len(TURN_WEIGHTS) else (
+            (TURN_WEIGHTS[0],) * (len(turns) - len(TURN_WEIGHTS)) + TURN_WEIGHTS)
+        rows: dict[int, float] = {}
+        for turn, weight in zip(turns, weights, strict=True):
+            for term in index_terms(turn):
+                row = self.vocabulary.get(term)
+                if row is not None:
+                    rows[row] = max(rows.get(row, 0.0), weight)
+        if not rows:
+            return np.zeros(len(self.facts))
+        matched = np.asarray(self.matrix_t[list(rows)].T @ np.fromiter(rows.values(), dtype=np.float64)).ravel()
+        return _scaled(matched)
