@@ -30,7 +30,14 @@ from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachm
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HISTORY_CHUNK,
+    HistoryEntry,
+    bounded_history,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
@@ -284,7 +291,8 @@ class ChatCog(commands.Cog):
             log.warning("could not show typing in channel %s (HTTP %s)", message.channel.id, error.status)
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
-        """The recent conversation in this channel or thread, oldest first, bounded by count and characters."""
+        """The recent conversation in this channel or thread, oldest first, bounded by count and characters and
+        trimmed in chunks (`bounded_history`), so that consecutive prompts share their start."""
         limit = self.settings.history_messages
         if limit <= 0:
             return []
@@ -307,7 +315,7 @@ class ChatCog(commands.Cog):
             log.warning("could not read the history of channel %s (HTTP %s)", message.channel.id, error.status)
             return []
         entries.reverse()
-        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
+        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars, chunk=HISTORY_CHUNK)
 
     async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The messages this one replies to (bounded), oldest first."""
@@ -328,8 +336,9 @@ class ChatCog(commands.Cog):
         )
 
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
-        """System prompt with the speaking user's memory (and only theirs), the reply chain, the recent history,
-        and the message itself with its attachments."""
+        """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
+        history, and the message itself with the facts selected for it in front and its attachments: fixed parts
+        first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
         current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)
@@ -346,8 +355,9 @@ class ChatCog(commands.Cog):
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
-        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
-        messages = chat_messages(system=system, history=context, current=current)
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name,
+                                memory_profile=used.profile)
+        messages = chat_messages(system=system, history=context, current=current, memory_facts=used.facts)
         attachments = ReadAttachments()
         if message.attachments:
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)
