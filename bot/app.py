@@ -151,8 +151,8 @@ def build_resources(settings: Settings) -> Resources:
         limit_field=settings.chat_token_parameter,
     )
     return Resources(
-        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory),
-        database=database,
+        settings=settings, client=client, chat=chat, memory=memory, switches=switches,
+        metrics=BotMetrics(memory, chat_usage=chat.usage), database=database,
     )
 
 

@@ -445,6 +445,7 @@ REJECTIONS = {
     "Use 'max_completion_tokens' instead.",
     "temperature": "Unsupported value: 'temperature' does not support 0.7 with this model. "
     "Only the default (1) value is supported.",
+    "stream_options": "Unrecognized request argument supplied: stream_options",
 }
 
 
@@ -460,8 +461,8 @@ def _has_images(body: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class RejectFeatures(Response):
     """Like a server without some features: 400 (with the wording real servers use) for a request that uses one
-    of ``features`` ("stream", "images", "max_tokens", "temperature"), ``then`` otherwise. Reusable: one instance
-    can answer every request (as ``ScriptedLLM.chat_reply`` or a responder)."""
+    of ``features`` ("stream", "images", "max_tokens", "temperature", "stream_options"), ``then`` otherwise.
+    Reusable: one instance can answer every request (as ``ScriptedLLM.chat_reply`` or a responder)."""
 
     then: Response
     features: tuple[str, ...]
@@ -473,6 +474,7 @@ class RejectFeatures(Response):
             "images": _has_images(body),
             "max_tokens": "max_tokens" in body,
             "temperature": "temperature" in body,
+            "stream_options": "stream_options" in body,
         }
         return next((feature for feature in self.features if uses.get(feature)), None)
 
@@ -480,7 +482,7 @@ class RejectFeatures(Response):
         feature = self.rejected(ex.body)
         if feature is None:
             return await self.then.render(ex)
-        param = feature if feature in ("max_tokens", "temperature") else None
+        param = feature if feature in ("max_tokens", "temperature", "stream_options") else None
         code = {"max_tokens": "unsupported_parameter", "temperature": "unsupported_value"}.get(feature)
         body = {"error": {"message": REJECTIONS[feature], "type": "invalid_request_error", "param": param,
                           "code": code}}
