@@ -26,9 +26,8 @@ import openai
 from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.config import Settings
 from bot.conversation import (
-    HISTORY_CHUNK,
     HistoryEntry,
-    bounded_history,
+    HistoryTrimmer,
     chat_messages,
     recent_texts,
     system_message,
@@ -127,6 +126,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     memory = resources.memory
     key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id, Place.dm())  # private, like a DM
     history: list[HistoryEntry] = []
+    trimmer = HistoryTrimmer()
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
     reader = _StdinReader()
@@ -163,8 +163,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         )
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
                                 memory_profile=prompt.profile)
-        past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars,
-                               chunk=HISTORY_CHUNK)
+        past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
             answer = await resources.chat.reply(
                 chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)

@@ -5,8 +5,9 @@ change since an earlier one):
 - the system message, which changes only when the memory does: the admin's system prompt, today's date, who is
   speaking, and that speaker's memory profile (summaries; nobody else's memory);
 - the recent conversation, oldest first, trimmed in chunks: its first message stays the same for several replies
-  instead of moving on with every new message (`bounded_history`);
-- the newest message last, with the facts selected for it in front of it: what changes from reply to reply.
+  instead of moving on with every new message (`HistoryTrimmer`);
+- the newest message last, followed by the facts selected for it: what changes from reply to reply (after the
+  message's text, so that the next prompt, which has the message without them, still shares the text).
 Other people's messages are labelled with their display names so the model can tell speakers apart. The memory tag
 is the bot's alone: written in a message or a display name, it is disarmed, so no message can pose as memory.
 """
@@ -14,7 +15,7 @@ is the bot's alone: written in a message or a display name, it is disarmed, so n
 from __future__ import annotations
 
 import re
-import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,24 +53,8 @@ def _cost(entry: HistoryEntry) -> int:
     return len(entry.text) + len(entry.author_name) + 2
 
 
-def starts_chunk(entry: HistoryEntry, chunk: int) -> bool:
-    """Whether the history may start at `entry`: about one message in `chunk`, decided by the message alone (its id,
-    or its author and text when it has none), so every reply and every process agrees without keeping state."""
-    key = str(entry.message_id) if entry.message_id is not None else f"{entry.author_id}:{entry.text}"
-    return zlib.crc32(key.encode()) % chunk == 0
-
-
-def bounded_history(
-    history: Sequence[HistoryEntry], *, max_messages: int, max_chars: int, chunk: int = 1
-) -> list[HistoryEntry]:
-    """The newest entries that fit both bounds, oldest first, cut at a chunk start.
-
-    With `chunk` 1, every entry that fits is kept, so the first one moves on with every new message. With a larger
-    `chunk`, the kept history starts at the oldest entry that `starts_chunk` among those that fit: it stays the
-    same while that entry fits, then moves on to the next chunk start, dropping about `chunk` messages at once. When
-    the whole conversation is in view (fewer entries than `max_messages`, all fitting) it is all kept; when no entry
-    that fits starts a chunk, every one that fits is.
-    """
+def bounded_history(history: Sequence[HistoryEntry], *, max_messages: int, max_chars: int) -> list[HistoryEntry]:
+    """The newest entries that fit both bounds, oldest first."""
     kept: list[HistoryEntry] = []
     used = 0
     for entry in reversed(history[-max_messages:] if max_messages else []):
@@ -78,10 +63,44 @@ def bounded_history(
         kept.append(entry)
         used += _cost(entry)
     kept.reverse()
-    if chunk <= 1 or (len(kept) == len(history) < max_messages):
-        return kept
-    start = next((i for i, entry in enumerate(kept) if starts_chunk(entry, chunk)), 0)
-    return kept[start:]
+    return kept
+
+
+class HistoryTrimmer:
+    """Trims each conversation's history in chunks, so that consecutive prompts share their start.
+
+    It remembers where each conversation's kept history starts (its first entry) and keeps starting there while
+    that entry still fits the bounds; when it no longer does, the start moves on `chunk` entries past the oldest one
+    that fits, dropping that many at once (at most half of what fits). Per-message trimming would move the start,
+    and so change every prompt's history from its first message, with every new message. A conversation seen for the
+    first time keeps everything that fits. At most `conversations` starts are remembered (least recently used go);
+    a forgotten one costs one prompt that shares less, nothing else.
+    """
+
+    def __init__(self, chunk: int = HISTORY_CHUNK, conversations: int = 10_000) -> None:
+        self.chunk = chunk
+        self._starts: OrderedDict[int, HistoryEntry] = OrderedDict()
+        self._conversations = conversations
+
+    def trim(
+        self, key: int, history: Sequence[HistoryEntry], *, max_messages: int, max_chars: int
+    ) -> list[HistoryEntry]:
+        """The history of conversation `key` (oldest first) to put in a prompt: a suffix of what fits both bounds."""
+        fits = bounded_history(history, max_messages=max_messages, max_chars=max_chars)
+        if self.chunk <= 1 or not fits:
+            return fits
+        start = self._starts.get(key)
+        if start is None:
+            first = 0  # nothing remembered (a new conversation, or a restart): everything that fits
+        elif start in fits:
+            first = fits.index(start)
+        else:
+            first = min(self.chunk, len(fits) // 2)
+        self._starts[key] = fits[first]
+        self._starts.move_to_end(key)
+        while len(self._starts) > self._conversations:
+            self._starts.popitem(last=False)
+        return fits[first:]
 
 
 def disarm(text: str) -> str:
@@ -96,7 +115,7 @@ def chat_messages(
     current: HistoryEntry,
     memory_facts: str = "",
 ) -> list[ChatCompletionMessageParam]:
-    """The messages for the model; `memory_facts` (the facts selected for this reply) opens the newest message."""
+    """The messages for the model; `memory_facts` (the facts selected for this reply) ends the newest message."""
     messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": system}]
     for entry in history:
         if entry.is_self:
@@ -104,7 +123,7 @@ def chat_messages(
         else:
             messages.append({"role": "user", "content": f"{disarm(entry.author_name)}: {disarm(entry.text)}"})
     said = f"{disarm(current.author_name)}: {disarm(current.text)}"
-    messages.append({"role": "user", "content": f"{memory_facts}\n\n{said}" if memory_facts else said})
+    messages.append({"role": "user", "content": f"{said}\n\n{memory_facts}" if memory_facts else said})
     return messages
 
 

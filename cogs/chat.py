@@ -31,9 +31,8 @@ from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.conversation import (
-    HISTORY_CHUNK,
     HistoryEntry,
-    bounded_history,
+    HistoryTrimmer,
     chat_messages,
     recent_texts,
     system_message,
@@ -170,6 +169,7 @@ class ChatCog(commands.Cog):
         self.memory = bot.resources.memory
         self.chat = bot.resources.chat
         self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+        self.history_trimmer = HistoryTrimmer()
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
@@ -292,7 +292,7 @@ class ChatCog(commands.Cog):
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The recent conversation in this channel or thread, oldest first, bounded by count and characters and
-        trimmed in chunks (`bounded_history`), so that consecutive prompts share their start."""
+        trimmed in chunks (`HistoryTrimmer`), so that consecutive prompts share their start."""
         limit = self.settings.history_messages
         if limit <= 0:
             return []
@@ -315,7 +315,9 @@ class ChatCog(commands.Cog):
             log.warning("could not read the history of channel %s (HTTP %s)", message.channel.id, error.status)
             return []
         entries.reverse()
-        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars, chunk=HISTORY_CHUNK)
+        return self.history_trimmer.trim(
+            message.channel.id, entries, max_messages=limit, max_chars=self.settings.history_chars
+        )
 
     async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The messages this one replies to (bounded), oldest first."""
@@ -337,7 +339,7 @@ class ChatCog(commands.Cog):
 
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
         """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
-        history, and the message itself with the facts selected for it in front and its attachments: fixed parts
+        history, and the message itself followed by the facts selected for it, with its attachments: fixed parts
         first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")

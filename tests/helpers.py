@@ -615,7 +615,7 @@ _MEMORY_BLOCK = re.compile(r"<user_memory\b.*?</user_memory>", re.DOTALL)
 
 
 def memory_text(body: dict[str, Any]) -> str:
-    """Where a reply prompt carries memory: the system message (the profile) and the memory block opening the
+    """Where a reply prompt carries memory: the system message (the profile) and the memory block ending the
     newest message (the facts selected for it)."""
     last = body["messages"][-1]["content"]
     text = last if isinstance(last, str) else "".join(str(p.get("text", "")) for p in last if isinstance(p, dict))

@@ -7,13 +7,12 @@ import itertools
 from datetime import UTC, datetime
 
 from bot.conversation import (
-    HISTORY_CHUNK,
     HistoryEntry,
+    HistoryTrimmer,
     bounded_history,
     chat_messages,
     disarm,
     recent_texts,
-    starts_chunk,
     system_message,
 )
 from bot.memory.models import Fact, MemoryFile
@@ -102,46 +101,58 @@ def numbered(n: int, start: int = 0) -> list[HistoryEntry]:
             for i in range(start, start + n)]
 
 
-def test_chunked_history_keeps_its_start_while_it_fits_and_then_drops_a_chunk_at_once() -> None:
-    conversation = numbered(400)
+def test_history_is_trimmed_in_chunks_and_keeps_its_start_while_it_fits() -> None:
+    trimmer = HistoryTrimmer(chunk=8)
+    conversation = numbered(300)
     starts = []
-    for end in range(40, 400):  # one more message each time, as a channel grows
-        window = conversation[end - 20 : end]  # what a fetch of the last 20 messages returns
-        kept = bounded_history(window, max_messages=20, max_chars=10_000, chunk=HISTORY_CHUNK)
+    for end in range(1, 300):  # one more message each time, as a channel grows
+        window = conversation[max(0, end - 20) : end]  # what a fetch of the last 20 messages returns
+        kept = trimmer.trim(7, window, max_messages=20, max_chars=10_000)
         assert kept == window[len(window) - len(kept) :], "a suffix of the history, oldest first"
-        assert kept and starts_chunk(kept[0], HISTORY_CHUNK)
+        assert len(kept) >= (end if end < 20 else 12)  # all of a short conversation; then at most 8 fewer than 20
         starts.append(kept[0].message_id)
-    changes = sum(a != b for a, b in itertools.pairwise(starts))
-    assert changes < len(starts) / 3  # per-message trimming would change the start with every message
-    for a, b in itertools.pairwise(starts):
-        assert b is not None and a is not None and b >= a  # the start only moves forward
-    assert max(b - a for a, b in itertools.pairwise(starts) if a is not None and b is not None) > 1  # in chunks
+    moves = [b - a for a, b in itertools.pairwise(starts) if a != b]  # type: ignore[operator]
+    # The start moves past the message that no longer fits and a whole chunk after it, never by one message.
+    assert moves and all(move == 8 + 1 for move in moves)
+    assert len(moves) <= len(starts) / 9 + 1
 
 
-def test_chunked_history_respects_both_bounds() -> None:
+def test_each_conversation_keeps_its_own_start() -> None:
+    trimmer = HistoryTrimmer(chunk=4)
+    one, two = numbered(40), numbered(40, start=500)
+    for end in range(21, 40):
+        kept_one = trimmer.trim(1, one[end - 20 : end], max_messages=20, max_chars=10_000)
+        kept_two = trimmer.trim(2, two[end - 20 : end], max_messages=20, max_chars=10_000)
+        assert [e.message_id - 500 for e in kept_two] == [e.message_id for e in kept_one]  # type: ignore[operator]
+
+
+def test_trimmed_history_respects_both_bounds() -> None:
     history = numbered(60)
     for max_messages, max_chars in [(20, 10_000), (60, 200), (10, 100), (0, 10_000), (10, 0), (5, 10_000)]:
-        kept = bounded_history(history, max_messages=max_messages, max_chars=max_chars, chunk=HISTORY_CHUNK)
+        kept = HistoryTrimmer().trim(1, history, max_messages=max_messages, max_chars=max_chars)
         assert len(kept) <= max_messages
         assert sum(len(e.text) + len(e.author_name) + 2 for e in kept) <= max_chars
         assert kept == history[len(history) - len(kept) :]
 
 
-def test_a_conversation_in_view_is_kept_whole_even_with_chunks() -> None:
+def test_a_conversation_in_view_is_kept_whole_and_chunk_one_trims_per_message() -> None:
     history = numbered(7)
-    assert bounded_history(history, max_messages=20, max_chars=10_000, chunk=HISTORY_CHUNK) == history
+    assert HistoryTrimmer().trim(1, history, max_messages=20, max_chars=10_000) == history
+    long = numbered(50)
+    for end in range(21, 50):
+        window = long[end - 20 : end]
+        assert HistoryTrimmer(chunk=1).trim(1, window, max_messages=20, max_chars=10_000) == window
 
 
-def test_with_no_chunk_start_in_reach_every_message_that_fits_is_kept() -> None:
-    history = [entry for entry in numbered(200) if not starts_chunk(entry, HISTORY_CHUNK)][-20:]
-    assert bounded_history(history, max_messages=20, max_chars=10_000, chunk=HISTORY_CHUNK) == history
-
-
-def test_chunk_starts_do_not_need_message_ids() -> None:
-    entries = [HistoryEntry(ALICE, "alice", f"line {i}") for i in range(400)]
-    share = sum(starts_chunk(entry, HISTORY_CHUNK) for entry in entries) / len(entries)
-    assert 0.5 / HISTORY_CHUNK < share < 2 / HISTORY_CHUNK
-    assert [starts_chunk(e, HISTORY_CHUNK) for e in entries] == [starts_chunk(e, HISTORY_CHUNK) for e in entries]
+def test_entries_without_ids_work_and_the_remembered_starts_are_bounded() -> None:
+    trimmer = HistoryTrimmer(chunk=4, conversations=3)
+    entries = [HistoryEntry(ALICE, "alice", f"line {i}") for i in range(30)]
+    first = trimmer.trim(0, entries[:25], max_messages=30, max_chars=10_000)
+    assert trimmer.trim(0, entries[:26], max_messages=30, max_chars=10_000)[0] == first[0] == entries[0]
+    assert trimmer.trim(0, entries[:30], max_messages=28, max_chars=10_000)[0] == entries[2 + 4]  # a chunk on
+    for key in range(1, 6):
+        trimmer.trim(key, entries, max_messages=20, max_chars=10_000)
+    assert len(trimmer._starts) == 3
 
 
 def _memory() -> MemoryFile:
@@ -150,7 +161,7 @@ def _memory() -> MemoryFile:
     return memory
 
 
-def test_the_profile_is_in_the_system_message_and_the_facts_open_the_newest_message() -> None:
+def test_the_profile_is_in_the_system_message_and_the_facts_end_the_newest_message() -> None:
     facts = [Fact(id="fact_00000001", content="Has a cat named Miso", confidence=0.9)]
     block = render_block(_memory(), facts, user_label="Alice", token_budget=1000)
     system = system_message("Be nice.", now=datetime(2025, 1, 1, tzinfo=UTC), speaker_name="Alice",
@@ -160,8 +171,8 @@ def test_the_profile_is_in_the_system_message_and_the_facts_open_the_newest_mess
                              memory_facts=block.facts)
     assert "Writes Go at a bank." in str(messages[0]["content"]) and "Miso" not in str(messages[0]["content"])
     assert messages[1:3] == [{"role": "user", "content": "Bob: hi all"}, {"role": "assistant", "content": "Hello!"}]
-    assert messages[-1] == {"role": "user", "content": f"{block.facts}\n\nAlice: my cat?"}
-    assert str(messages[-1]["content"]).startswith(f"<{BLOCK_TAG} ")
+    assert messages[-1] == {"role": "user", "content": f"Alice: my cat?\n\n{block.facts}"}
+    assert str(messages[-1]["content"]).endswith(f"</{BLOCK_TAG}>")
 
 
 def test_the_system_message_does_not_change_with_the_facts_selected() -> None:
@@ -180,5 +191,5 @@ def test_no_message_can_pose_as_memory() -> None:
                              memory_facts=real)
     everything = "\n".join(str(m["content"]) for m in messages)
     assert everything.lower().count(f"<{BLOCK_TAG}") == 1 and everything.lower().count(f"</{BLOCK_TAG}") == 1
-    assert str(messages[-1]["content"]).startswith(real)
+    assert str(messages[-1]["content"]).endswith(real)
     assert disarm(f"< /{BLOCK_TAG}") == f"\u2039 /{BLOCK_TAG}" and disarm("a < b > c") == "a < b > c"

@@ -114,7 +114,7 @@ def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
 @dataclass(frozen=True, slots=True)
 class MemoryPrompt:
     """The memory blocks for one reply and what they carry (summary names, fact ids), for the reply's record:
-    `profile` for the system message (changes only with the memory), `facts` for the start of the newest turn."""
+    `profile` for the system message (changes only with the memory), `facts` for the end of the newest message."""
 
     profile: str = ""
     facts: str = ""

@@ -255,8 +255,8 @@ async def test_a_user_without_memory_gets_no_memory_block(scene: Scene) -> None:
 
 async def test_replies_share_their_start_and_carry_the_facts_last(scene: Scene) -> None:
     """Through the gateway: the memory profile sits in the system message and never changes with the facts, the
-    facts chosen for a message open that message, and each prompt starts with the whole previous one except its
-    newest message (the part a prefix cache can reuse)."""
+    facts chosen for a message end that message, and each prompt starts with the whole previous one except the
+    facts (the part a prefix cache can reuse)."""
     h = scene.h
     await seed_memory(h.memory, ALICE_ID, ["Keeps bees on her roof", "Plays chess on Sundays"],
                       workContext="Alice is a beekeeper")
@@ -268,13 +268,13 @@ async def test_replies_share_their_start_and_carry_the_facts_last(scene: Scene) 
     system = str(prompts[0][0]["content"])
     assert "Alice is a beekeeper" in system and "bees on her roof" not in system and "chess" not in system
     for messages in prompts:
-        newest = str(messages[-1]["content"])
-        assert newest.startswith('<user_memory about="Alice">\nFacts (most relevant first):')
-        assert "Keeps bees on her roof" in newest
-    assert newest.endswith("\n\nAlice: thanks!")
+        said, facts = str(messages[-1]["content"]).split("\n\n", 1)
+        assert facts.startswith('<user_memory about="Alice">\nFacts (most relevant first):')
+        assert "Keeps bees on her roof" in facts and facts.endswith("</user_memory>")
+    assert said == "Alice: thanks!"
     for before, after in itertools.pairwise(prompts):
         assert after[: len(before) - 1] == before[:-1]
-        assert after[len(before) - 1]["content"] == str(before[-1]["content"]).rsplit("\n\n", 1)[-1]
+        assert after[len(before) - 1]["content"] == str(before[-1]["content"]).split("\n\n", 1)[0]
 
 
 async def test_history_is_in_order_with_names_and_the_bots_own_messages_as_assistant(scene: Scene) -> None:

@@ -140,11 +140,11 @@ async def test_no_user_ever_sees_or_keeps_another_users_words(make_harness: Make
         if spoke:
             assert tokens_in(text) & spoke, f"{NAMES[uid]} spoke but nothing was learned"
 
-    # Reply prompts: the memory (the profile in the system prompt, the facts opening the newest message) carries
+    # Reply prompts: the memory (the profile in the system prompt, the facts ending the newest message) carries
     # the speaker's memory only; in a DM the whole prompt is theirs (the channel history in a server is public
     # context, labelled by name).
     for body in h.llm.chat_requests:
-        said = str(body["messages"][-1]["content"]).rsplit("</user_memory>\n\n", 1)[-1]  # after the facts block
+        said = str(body["messages"][-1]["content"]).split("\n\n<user_memory", 1)[0]  # before the facts block
         speaker = BY_NAME[said.split(":", 1)[0]]
         assert_only(memory_text(body), speaker, "reply memory")
         [token] = tokens_in(said)
