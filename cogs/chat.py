@@ -32,7 +32,13 @@ from bot.chat.gate import Busy, ChatGate, NoticeThrottle
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
@@ -194,6 +200,7 @@ class ChatCog(commands.Cog):
         self.memory = bot.resources.memory
         self.chat = bot.resources.chat
         self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+        self.history_trimmer = HistoryTrimmer()
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
@@ -332,7 +339,8 @@ class ChatCog(commands.Cog):
             log.warning("could not show typing in channel %s (HTTP %s)", message.channel.id, error.status)
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
-        """The recent conversation in this channel or thread, oldest first, bounded by count and characters.
+        """The recent conversation in this channel or thread, oldest first, bounded by count and characters and
+        trimmed in chunks (`HistoryTrimmer`), so that consecutive prompts share their start.
 
         With `HISTORY_SCOPE=conversation`, only messages to and from the bot: its own, those that mention it or
         reply to it, and those it answered (in a DM or an auto-reply channel every message is to the bot), so
@@ -366,7 +374,9 @@ class ChatCog(commands.Cog):
                 )
             )
         entries.reverse()
-        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
+        return self.history_trimmer.trim(
+            message.channel.id, entries, max_messages=limit, max_chars=self.settings.history_chars
+        )
 
     async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The messages this one replies to (bounded), oldest first."""
@@ -386,8 +396,9 @@ class ChatCog(commands.Cog):
         )
 
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
-        """System prompt with the speaking user's memory (and only theirs), the reply chain, the recent history,
-        and the message itself with its attachments."""
+        """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
+        history, and the message itself followed by the facts selected for it, with its attachments: fixed parts
+        first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
         current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)
@@ -405,8 +416,9 @@ class ChatCog(commands.Cog):
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
-        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
-        messages = chat_messages(system=system, history=context, current=current)
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name,
+                                memory_profile=used.profile)
+        messages = chat_messages(system=system, history=context, current=current, memory_facts=used.facts)
         attachments = ReadAttachments()
         if message.attachments:
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)
