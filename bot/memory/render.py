@@ -86,7 +86,7 @@ def quote(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class RenderedMemory:
+class MemoryPrompt:
     """The blocks for one reply, and which summaries (by `section_ref`) and facts (by id) made it in.
 
     `profile` goes in the system message (it changes only when the memory does), `facts` at the end of the
@@ -111,7 +111,7 @@ def render_memory(
     token_budget: int,
     summaries: Sequence[PlacedSummary] | None = None,
 ) -> str:
-    """Both blocks for one reply (`RenderedMemory.text`); empty when there is nothing worth saying."""
+    """Both blocks for one reply (`MemoryPrompt.text`); empty when there is nothing worth saying."""
     return render_block(
         memory, selected_facts, user_label=user_label, token_budget=token_budget, summaries=summaries
     ).text
@@ -124,7 +124,7 @@ def render_block(
     user_label: str,
     token_budget: int,
     summaries: Sequence[PlacedSummary] | None = None,
-) -> RenderedMemory:
+) -> MemoryPrompt:
     """The blocks and what they carry; only what fit in the budget is reported as used.
 
     `summaries` are the ones this reply may use (by default the memory's DM summaries), the reply's own place
@@ -174,10 +174,10 @@ def render_block(
             used += cost
 
     if not lines and not fact_lines:
-        return RenderedMemory()
+        return MemoryPrompt()
     profile = header + "".join(f"{line}\n" for line in lines) + footer
     facts = opening + "\n".join([FACTS_TITLE, *fact_lines]) + "\n" + footer if fact_lines else ""
-    return RenderedMemory(profile, facts, tuple(sections), tuple(fact_ids))
+    return MemoryPrompt(profile, facts, tuple(sections), tuple(fact_ids))
 
 
 def memory_as_text(memory: MemoryFile) -> str:
