@@ -129,7 +129,8 @@ def test_the_newest_server_is_found_and_none_means_a_clear_error(tmp_path: Path)
     for source in ("auto", "system"):  # the system's come first: the wheel is only for machines without them
         assert find_bin_dir(search_path=str(empty), lib_root=lib_root, source=source) == lib_root / "16" / "bin"
     (empty / "initdb").symlink_to(lib_root / "14" / "bin" / "initdb")
-    assert find_bin_dir(search_path=str(empty), lib_root=lib_root, source="auto") == lib_root / "14" / "bin", "PATH first"
+    found = find_bin_dir(search_path=str(empty), lib_root=lib_root, source="auto")
+    assert found == lib_root / "14" / "bin", "PATH comes first"
 
 
 # --- the wheel: what a fresh machine with only Python and pip runs ------------------------------------------

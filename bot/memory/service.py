@@ -192,6 +192,7 @@ class FlushReport:
     batches_saved: int = 0
     batches_failed: int = 0
     facts_added: int = 0
+    facts_held_back: int = 0  # refused by the write gate
     problems: tuple[str, ...] = ()  # why batches failed or were put back for a retry, oldest first, no repeats
 
     @property
