@@ -262,7 +262,7 @@ def describe_storage(settings: Settings) -> str:
     """Where memory lives, for messages: the files' folder, or PostgreSQL's host, port and database (never the
     user name or password)."""
     if settings.database_url is None:
-        return f"files under {settings.data_dir.absolute()}"
+        return f"files in {settings.data_dir.absolute()}"
     try:
         parts = urlsplit(settings.database_url.get_secret_value())
         host = parts.hostname or "localhost"

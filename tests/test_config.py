@@ -365,7 +365,7 @@ def test_endpoint_and_storage_are_described_without_secrets() -> None:
     assert describe_endpoint("https://me:pw-123456@llm.example:8443/v1?api-key=abcdef") == "https://llm.example:8443/v1"
     assert describe_endpoint("http://[::1]:11434/v1") == "http://[::1]:11434/v1"
     files = Settings(discord_token=TOKEN, data_dir=Path("/srv/memory"), _env_file=None)
-    assert describe_storage(files) == "files under /srv/memory"
+    assert describe_storage(files) == "files in /srv/memory"
     url = "postgresql://bot:s3cr3t-pass@db.internal:5432/memory"
     database = Settings(discord_token=TOKEN, database_url=url, _env_file=None)
     assert describe_storage(database) == "PostgreSQL at db.internal:5432/memory"

@@ -61,7 +61,7 @@ def test_the_start_line_names_the_endpoint_and_the_memory_folder(workdir: Path, 
     assert bot.returncode == 0, output
     line = starting_line(output)
     assert f"at {server.base_url}," in line
-    assert f"memory in files under {data_dir}," in line
+    assert f"memory in files in {data_dir}," in line
     assert TOKEN not in output and API_KEY not in output
 
 
