@@ -27,14 +27,16 @@ from unittest import mock
 from bench.baselines import difflib_closest
 from bench.common import Table, exit_code, fmt_ms, header, p50, parser, ratio, time_interleaved, time_ns
 from bot.memory import apply as apply_module
+from bot.memory.answer import ExtractionResult
 from bot.memory.apply import apply_extraction
 from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, ExtractionResult, IncomingMessage, MemoryFile, Place
+from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
 from bot.memory.selector import FactIndex
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_load import LagMeter
 from tests.memory.test_service import make_engine
+from tests.support.engine import learn, target_for
 
 TARGET_LAG_MS = 100.0
 NEW_FACTS = 10
@@ -86,11 +88,11 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
                 for uid in uids:
                     message = IncomingMessage(message_id=uid, author_id=uid, author_name="u",
                                               content=f"I keep thinking about {uid}", created_at=_NOW)
-                    await engine.service.remember(ConversationKey(1, uid), filter_messages([message], bot_id=42))
-                await asyncio.wait_for(engine.service.debouncer.wait_idle(), 3600)
+                    await learn(engine.service, ConversationKey(1, uid), filter_messages([message], bot_id=42))
+                await asyncio.wait_for(engine.service.learning.debouncer.wait_idle(), 3600)
                 for uid in uids:
-                    await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u", place=Place.dm())
-            assert engine.service.stats.batches_saved == users
+                    await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u", place=Place.dm(), target=target_for(Place.dm()))
+            assert engine.service.learning.stats.batches_saved == users
         finally:
             await engine.aclose()
     return lag.max_blocked * 1000, lag.max_lag * 1000

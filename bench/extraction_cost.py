@@ -31,11 +31,9 @@ from openai import AsyncOpenAI
 from bench.common import Table, exit_code, fact_texts, header, parser
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, MemoryFile, Turn
-from bot.memory.pauses import PauseRegistry
-from bot.memory.selector import FactSelector
-from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.service import MemoryPolicy
 from tests.llm_server import ChatServer, Response, extraction, prompt_tokens
+from tests.support.engine import file_service, learn
 
 USER_ID = 512345678901234567
 BOT_ID = 612345678901234567
@@ -112,24 +110,22 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
         srv.responder = responder
         root = Path(tmp)
         client = AsyncOpenAI(base_url=srv.base_url, api_key="bench", max_retries=0)
-        service = MemoryService(
-            store=MemoryStore(root / "memory"),
-            extractor=MemoryExtractor(client, model="bench-model", max_retries=0),
-            selector=FactSelector(),
-            journal=None,
-            pauses=PauseRegistry(root / "paused.json"),
-            policy=MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600),
+        service = file_service(
+            root,
+            MemoryExtractor(client, model="bench-model", max_retries=0),
+            MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600),
+            durable=False,
         )
         await service.open()
         key = ConversationKey(700000000000000001, USER_ID)
         before: list[MemoryFile] = []
         for burst in conversation:
-            before.append((await service.store.load(USER_ID)).model_copy(deep=True))
-            await service.remember(key, burst)
-            if not await service.debouncer.flush(timeout=60):
+            before.append((await service.storage.memories.load(USER_ID)).model_copy(deep=True))
+            await learn(service, key, burst)
+            if not await service.learning.debouncer.flush(timeout=60):
                 raise RuntimeError("extraction did not finish")
         ours_requests = srv.requests
-        final = await service.store.load(USER_ID)
+        final = await service.storage.memories.load(USER_ID)
 
         baseline_extractor = MemoryExtractor(client, model="bench-model", max_retries=0)
         so_far: list[Turn] = []

@@ -38,11 +38,11 @@ from bench.common import (
 )
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import Fact, MemoryFile, Place, Section
-from bot.memory.pauses import PauseRegistry
 from bot.memory.render import render_memory
 from bot.memory.selector import FactSelector
-from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.service import MemoryPolicy
+from bot.memory.storage.files.memories import MemoryStore
+from tests.support.engine import file_service, target_for
 
 USER_ID = 412345678901234567
 LLM_CALL_MS = 500.0
@@ -75,18 +75,14 @@ async def run(n_facts: int, reps: int) -> list[Table]:
     windows = dialogues(50, seed=3)
     with tempfile.TemporaryDirectory(prefix="bench-reply-") as tmp:
         root = Path(tmp)
-        store = MemoryStore(root / "memory")
         client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="bench", max_retries=0)  # never called
         policy = MemoryPolicy(top_k=15)
-        service = MemoryService(
-            store=store,
-            extractor=MemoryExtractor(client, model="bench"),
-            selector=FactSelector(top_k=policy.top_k),
-            journal=None,
-            pauses=PauseRegistry(root / "paused.json"),
-            policy=policy,
+        service = file_service(
+            root, MemoryExtractor(client, model="bench"), policy, selector=FactSelector(top_k=policy.top_k)
         )
         await service.open()
+        store = service.storage.memories
+        assert isinstance(store, MemoryStore)
         await store.save(USER_ID, build_memory(n_facts))
         path = store.path_for(USER_ID)
         size_kb = path.stat().st_size / 1024
@@ -94,7 +90,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         cycle = itertools.cycle(windows)
 
         async def ours() -> str:
-            return (await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm())).text
+            return (await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm(), target=target_for(Place.dm()))).text
 
         sample = await ours()  # fits the index for this revision
         total = await time_async_ns(ours, reps=reps, warmup=20)
@@ -102,9 +98,9 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         # Breakdown of the same path, step by step.
         memory, revision = await store.load_with_revision(USER_ID)
         load = await time_async_ns(lambda: store.load_with_revision(USER_ID), reps=reps, warmup=20)
-        select = time_ns(lambda: service.selector.select(str(USER_ID), revision, memory.facts, next(cycle), 15),
+        select = time_ns(lambda: service.recall.selector.select(str(USER_ID), revision, memory.facts, next(cycle), 15),
                          reps=reps, warmup=20)
-        chosen = service.selector.select(str(USER_ID), revision, memory.facts, windows[0], 15)
+        chosen = service.recall.selector.select(str(USER_ID), revision, memory.facts, windows[0], 15)
         render = time_ns(lambda: render_memory(memory, chosen, user_label="Ana", token_budget=policy.token_budget),
                          reps=reps, warmup=20)
 

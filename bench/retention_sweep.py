@@ -22,15 +22,11 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from bench.common import Table, exit_code, header, make_facts, p95, parser
-from bot.memory.atomic import fsync_dir, json_bytes
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.pauses import PauseRegistry
-from bot.memory.retention import ACTIVITY_FILE, ActivityLog
-from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.storage.atomic import fsync_dir, json_bytes
+from tests.support.engine import file_service
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 FIRST_USER = 400000000000000000
@@ -85,15 +81,7 @@ async def with_ticker(work: Callable[[], Awaitable[int]]) -> tuple[int, float, l
 
 def make_service(data: Path) -> MemoryService:
     client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
-    return MemoryService(
-        store=MemoryStore(data / "memory"),
-        extractor=MemoryExtractor(client, model="unused"),
-        selector=FactSelector(),
-        journal=Journal(data / JOURNAL_NAME),
-        pauses=PauseRegistry(data / "paused.json"),
-        policy=MemoryPolicy(retention_days=365),
-        activity=ActivityLog(data / ACTIVITY_FILE),
-    )
+    return file_service(data, MemoryExtractor(client, model="unused"), MemoryPolicy(retention_days=365))
 
 
 async def idle(seconds: float) -> int:

@@ -46,19 +46,20 @@ from bench.common import PROJECT_ROOT, Table, dialogues, exit_code, fmt_ms, head
 from bench.reply_path import with_summaries
 from bench.storage_worker import DURABLE_SETTINGS, MAX_FACTS, REPORTED_SETTINGS, Spec, cpu_seconds, marker, open_pool
 from bench.store_throughput import filesystem_of
-from bot.memory.atomic import AtomicWriter
-from bot.memory.backend import UserMemoryStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import MemoryFile, Place
-from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import Database
-from bot.memory.pg.schema import migrate
-from bot.memory.pg.store import PostgresMemoryStore
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
+from bot.memory.storage.files.memories import MemoryStore
+from bot.memory.storage.interfaces import MemoryDocuments
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.memory.storage.pg.schema import migrate
+from bot.storage.atomic import AtomicWriter
+from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
 from tests.postgres import PostgresServer, PostgresUnavailable
+from tests.support.engine import target_for
 
 FIRST_USER = 500000000000000000
 WORKER_TIMEOUT_S = 900.0
@@ -184,7 +185,7 @@ def tasks_for(users: Sequence[int], updates: int, seed: int) -> list[tuple[int, 
     return tasks
 
 
-async def count_lost(store: UserMemoryStore, users: Sequence[int], updates: int, tag: str) -> tuple[int, int]:
+async def count_lost(store: MemoryDocuments, users: Sequence[int], updates: int, tag: str) -> tuple[int, int]:
     """Markers of this run missing from what a fresh store reads back, and memories not at the cap."""
     lost = wrong_size = 0
     for user in users:
@@ -268,7 +269,7 @@ async def wait_for_settings(url: str, wanted: dict[str, str], timeout: float = 3
         await asyncio.sleep(0.1)
 
 
-async def seed_users(store: UserMemoryStore, users: Sequence[int]) -> None:
+async def seed_users(store: MemoryDocuments, users: Sequence[int]) -> None:
     for user in users:
         await store.save(user, user_memory(user))
 
@@ -276,12 +277,11 @@ async def seed_users(store: UserMemoryStore, users: Sequence[int]) -> None:
 # --- the reply path ------------------------------------------------------------------------------------------
 
 
-def make_service(store: UserMemoryStore, folder: Path, client: AsyncOpenAI) -> MemoryService:
+def make_service(storage: StorageBundle, client: AsyncOpenAI) -> MemoryService:
+    """A service over `storage` for the reply path only (never opened: replies need no pending turns)."""
     policy = MemoryPolicy(top_k=15)
-    folder.mkdir(parents=True, exist_ok=True)
-    return MemoryService(store=store, extractor=MemoryExtractor(client, model="bench"),
-                         selector=FactSelector(top_k=policy.top_k), journal=None,
-                         pauses=PauseRegistry(folder / "paused.json"), policy=policy)
+    return MemoryService(storage=storage, extractor=MemoryExtractor(client, model="bench"),
+                         selector=FactSelector(top_k=policy.top_k), policy=policy)
 
 
 async def time_async_interleaved(candidates: dict[str, Callable[[], Awaitable[object]]], *, reps: int,
@@ -308,15 +308,15 @@ async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> d
     database, backends = await open_pool(url, 2)
     client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="bench", max_retries=0)  # never called
     try:
-        file_store = MemoryStore(root / "reply-files")
-        file_store.prepare()
-        pg_store = PostgresMemoryStore(database)
+        file_storage = build_file_storage(root / "reply-files", durable=False)
+        pg_storage = build_postgres_storage(database, lease_seconds=60, orphan_seconds=600)
+        file_store, pg_store = file_storage.memories, pg_storage.memories
+        await file_store.open()
         await seed_users(file_store, users)
         await seed_users(pg_store, users)
-        services = {"file": make_service(file_store, root / "reply-file-state", client),
-                    "pg": make_service(pg_store, root / "reply-pg-state", client)}
+        services = {"file": make_service(file_storage, client), "pg": make_service(pg_storage, client)}
         # A one-entry cache and 8 users in turn: every read misses, as after another process changed the memory.
-        uncached: dict[str, UserMemoryStore] = {"file": MemoryStore(root / "reply-files", cache_size=1),
+        uncached: dict[str, MemoryDocuments] = {"file": MemoryStore(root / "reply-files" / "memory", cache_size=1),
                                                 "pg": PostgresMemoryStore(database, cache_size=1)}
         windows = dialogues(50, seed=3)
         turns = {name: (itertools.cycle(users), itertools.cycle(windows)) for name in services}
@@ -324,9 +324,9 @@ async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> d
         def prompt(name: str) -> Callable[[], Awaitable[object]]:
             who, what = turns[name]
             service = services[name]
-            return lambda: service.memory_prompt(next(who), next(what), user_label="Ana", place=Place.dm())
+            return lambda: service.memory_prompt(next(who), next(what), user_label="Ana", place=Place.dm(), target=target_for(Place.dm()))
 
-        def load(name: str, store: UserMemoryStore) -> Callable[[], Awaitable[object]]:
+        def load(name: str, store: MemoryDocuments) -> Callable[[], Awaitable[object]]:
             who = itertools.cycle(users)
             return lambda: store.load_with_revision(next(who))
 
@@ -335,7 +335,7 @@ async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> d
                                                     warmup=PROMPT_WARMUP)
         server_ns = int(1e9 * (cpu_seconds(backends) - server_before) / (reps + PROMPT_WARMUP))
         loads, _ = await time_async_interleaved(
-            {**{f"load {n}": load(n, services[n].store) for n in services},
+            {**{f"load {n}": load(n, services[n].storage.memories) for n in services},
              **{f"uncached {n}": load(n, uncached[n]) for n in services}},
             reps=max(10, reps // 2))
         return samples | loads | {f"cpu {name}": values for name, values in cpu.items()} | {"server cpu": [server_ns]}

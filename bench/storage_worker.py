@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.memory.atomic import AtomicWriter
-from bot.memory.backend import UserMemoryStore
 from bot.memory.models import Fact
-from bot.memory.pg.database import Database
-from bot.memory.pg.store import PostgresMemoryStore
-from bot.memory.store import MemoryStore
+from bot.memory.storage.files.memories import MemoryStore
+from bot.memory.storage.interfaces import MemoryDocuments
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.storage.atomic import AtomicWriter
+from bot.storage.pg.database import Database
 from tests.memory.realistic import long_fact_texts
 
 MAX_FACTS = 100  # MEMORY_MAX_FACTS' default: the memories are at the cap
@@ -82,7 +82,7 @@ async def worker(spec: Spec) -> dict[str, Any]:
     texts = long_fact_texts(64, seed=2024, high=265)  # with the marker: 180-300 characters
     database: Database | None = None
     backends: list[int] = []
-    store: UserMemoryStore
+    store: MemoryDocuments
     settings: dict[str, str] = {}
     if spec.backend == "pg":
         database, backends = await open_pool(spec.target, spec.concurrency)

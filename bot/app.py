@@ -15,27 +15,14 @@ from openai import AsyncOpenAI
 from bot.chat.model import ChatModel
 from bot.config import Settings
 from bot.llm import build_client
-from bot.memory.atomic import ensure_writable_folder
-from bot.memory.backend import ActivityStore, ModeStore, PauseStore, ReplyStore, TurnQueue, UserMemoryStore
+from bot.memory.errors import RecordsUnreadable, SchemaError, StorageUnavailable
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.journal import JOURNAL_NAME, Journal
-from bot.memory.modes import MODES_FILE, ModeRegistry
-from bot.memory.pauses import PAUSES_FILE, PauseRegistry
-from bot.memory.pg.activity import PostgresActivityLog
-from bot.memory.pg.database import Database, StorageUnavailable
-from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
-from bot.memory.pg.replies import PostgresReplyLog
-from bot.memory.pg.schema import SchemaError, migrate
-from bot.memory.pg.store import PostgresMemoryStore
-from bot.memory.pg.turns import PostgresTurnQueue
-from bot.memory.replies import REPLIES_FILE, ReplyLog
-from bot.memory.retention import ACTIVITY_FILE, ActivityLog
 from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
 from bot.metrics import BotMetrics
-from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchBoard, SwitchesFileError
-from bot.switches_pg import PostgresMemorySwitches
+from bot.storage.atomic import ensure_writable_folder
+from bot.storage.pg.database import Database
 
 
 class DataDirError(Exception):
@@ -49,14 +36,11 @@ class Resources:
     client: AsyncOpenAI
     chat: ChatModel
     memory: MemoryService
-    switches: SwitchBoard
     metrics: BotMetrics
-    database: Database | None = None
 
     async def aclose(self) -> None:
+        """Close the LLM client (the memory's storage closes with `memory.shutdown`)."""
         await self.client.close()
-        if self.database is not None:
-            await self.database.close()
 
 
 def policy_from(settings: Settings) -> MemoryPolicy:
@@ -71,6 +55,8 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         token_budget=settings.memory_token_budget,
         retention_days=settings.memory_retention_days,
         scope=settings.memory_scope,
+        max_turn_chars=settings.memory_max_turn_chars,
+        selection_users=settings.memory_cache_users,
     )
 
 
@@ -93,6 +79,30 @@ def lease_seconds(settings: Settings, extractor: MemoryExtractor) -> float:
     return extractor.longest_attempts_seconds(settings.llm_timeout_seconds) + 60.0
 
 
+def storage_from(settings: Settings, extractor: MemoryExtractor) -> StorageBundle:
+    """The storage bundle the settings ask for: PostgreSQL when DATABASE_URL is set, else files under DATA_DIR."""
+    database = database_from(settings)
+    guilds, channels = settings.memory_disabled_guild_ids, settings.memory_disabled_channel_ids
+    if database is None:
+        return build_file_storage(
+            settings.data_dir,
+            cache_size=settings.memory_cache_users,
+            disabled_guilds=guilds,
+            disabled_channels=channels,
+        )
+    lease = lease_seconds(settings, extractor)
+    return build_postgres_storage(
+        database,
+        lease_seconds=lease,
+        # Nobody claimed a turn this long after it arrived: the process holding it in its debouncer is gone (a
+        # live one claims within the max wait, plus one round while the user's previous batch finishes).
+        orphan_seconds=settings.memory_max_wait_seconds + lease,
+        cache_size=settings.memory_cache_users,
+        disabled_guilds=guilds,
+        disabled_channels=channels,
+    )
+
+
 def build_resources(settings: Settings) -> Resources:
     """Create everything shared; nothing touches the network or the disk until `start_memory`."""
     client = build_client(settings)
@@ -101,77 +111,27 @@ def build_resources(settings: Settings) -> Resources:
         model=settings.effective_memory_model,
         max_retries=settings.memory_extraction_retries,
     )
-    database = database_from(settings)
-    store: UserMemoryStore
-    journal: TurnQueue
-    pauses: PauseStore
-    modes: ModeStore
-    replies: ReplyStore
-    activity: ActivityStore
-    switches: SwitchBoard
-    disabled_guilds, disabled_channels = settings.memory_disabled_guild_ids, settings.memory_disabled_channel_ids
-    if database is None:
-        store = MemoryStore(settings.memory_dir, cache_size=settings.memory_cache_users)
-        journal = Journal(settings.data_dir / JOURNAL_NAME)
-        pauses = PauseRegistry(settings.data_dir / PAUSES_FILE)
-        modes = ModeRegistry(settings.data_dir / MODES_FILE)
-        replies = ReplyLog(settings.data_dir / REPLIES_FILE)
-        activity = ActivityLog(settings.data_dir / ACTIVITY_FILE)
-        switches = MemorySwitches(
-            settings.data_dir / SWITCHES_FILE, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
-        )
-    else:
-        store = PostgresMemoryStore(database, cache_size=settings.memory_cache_users)
-        lease = lease_seconds(settings, extractor)
-        # Nobody claimed a turn this long after it arrived: the process holding it in its debouncer is gone
-        # (a live one claims within the max wait, plus one round while the user's previous batch finishes).
-        orphan = settings.memory_max_wait_seconds + lease
-        journal = PostgresTurnQueue(database, lease_seconds=lease, orphan_seconds=orphan)
-        pauses = PostgresPauseRegistry(database)
-        modes = PostgresModeRegistry(database)
-        replies = PostgresReplyLog(database)
-        activity = PostgresActivityLog(database)
-        switches = PostgresMemorySwitches(
-            database, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
-        )
     memory = MemoryService(
-        store=store,
+        storage=storage_from(settings, extractor),
         extractor=extractor,
         selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
-        journal=journal,
-        pauses=pauses,
-        modes=modes,
-        replies=replies,
         policy=policy_from(settings),
-        activity=activity,
     )
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
         limit_field=settings.chat_token_parameter,
     )
-    return Resources(
-        settings=settings, client=client, chat=chat, memory=memory, switches=switches, metrics=BotMetrics(memory),
-        database=database,
-    )
+    return Resources(settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory))
 
 
 async def start_memory(resources: Resources) -> int:
     """Connect the storage (with PostgreSQL: open the pool and apply pending migrations), prepare DATA_DIR and
     resume pending turns; returns how many. `DataDirError` with one line when the storage is unusable."""
-    database = resources.database
     try:
-        if database is not None:
-            # DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
-            ensure_writable_folder(resources.settings.data_dir)
-            await database.open()
-            await database.run(migrate, transaction=False)
-        await resources.switches.open()
+        # With PostgreSQL, DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
+        ensure_writable_folder(resources.settings.data_dir)
         return await resources.memory.open()
-    except SwitchesFileError as error:
-        raise DataDirError(str(error)) from None
-    except SchemaError as error:
-        raise DataDirError(str(error)) from None
-    except StorageUnavailable as error:
+    except (RecordsUnreadable, SchemaError, StorageUnavailable) as error:
         raise DataDirError(str(error)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__

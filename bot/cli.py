@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings, SettingsError, describe_endpoint, describe_storage, load_settings
+from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 
 if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
     from bot.app import Resources
@@ -47,7 +47,7 @@ def check_data_dir(data_dir: Path) -> str | None:
     Checked before the heavy imports (discord.py, openai, scikit-learn take seconds on a small VPS), so an admin
     who points DATA_DIR at the wrong place hears about it at once. The store checks again when it starts.
     """
-    from bot.memory.atomic import ensure_writable_folder
+    from bot.storage.atomic import ensure_writable_folder
 
     try:
         ensure_writable_folder(data_dir)  # the journal, pause list and heartbeat
@@ -152,7 +152,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     log.info(
         "starting: chat model %s, memory model %s at %s, memory in %s, %d journaled turns resumed, %s",
         settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
-        describe_storage(settings), resumed, bot.shard_plan(),
+        resources.memory.where, resumed, bot.shard_plan(),
     )
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
     if settings.database_url is not None:
-        from bot.memory.pg.database import database_secrets
+        from bot.storage.pg.database import database_secrets
 
         secrets.extend(database_secrets(settings.database_url.get_secret_value()))
     log_file = None

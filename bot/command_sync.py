@@ -28,7 +28,7 @@ from typing import Any
 import discord
 from discord import Object, app_commands
 
-from bot.memory.atomic import replace_file_sync
+from bot.storage.atomic import replace_file_sync
 
 log = logging.getLogger(__name__)
 

@@ -258,20 +258,6 @@ def describe_endpoint(url: str | None) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def describe_storage(settings: Settings) -> str:
-    """Where memory lives, for messages: the files' folder, or PostgreSQL's host, port and database (never the
-    user name or password)."""
-    if settings.database_url is None:
-        return f"files in {settings.data_dir.absolute()}"
-    try:
-        parts = urlsplit(settings.database_url.get_secret_value())
-        host = parts.hostname or "localhost"
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "PostgreSQL (an unparsable DATABASE_URL)"
-    return f"PostgreSQL at {host}{port}{parts.path or '/'}"
-
-
 def _settings_with_defaults(overrides: dict[str, Any], failed: set[str]) -> Settings | None:
     """The settings with each field that failed validation at its default (the token at a placeholder), so the
     checks across settings can still report what else is wrong; None if that fails too."""

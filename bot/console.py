@@ -26,13 +26,13 @@ import openai
 
 from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.chat.model import UnusableAnswer
-from bot.config import Settings, describe_endpoint, describe_storage
+from bot.config import Settings, describe_endpoint
 from bot.console_commands import HELP, ConsoleCommands, parse_command
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
-from bot.memory.filter import filter_messages
-from bot.memory.models import ConversationKey, IncomingMessage, Place
+from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
 
 CONSOLE_CONVERSATION_ID = 1
+CONSOLE_TARGET = SwitchTarget.dm(CONSOLE_CONVERSATION_ID)  # a DM: no server switch applies
 BOT_ID = 2
 LOG_FILE = "console.log"
 MAX_ERROR_CHARS = 300
@@ -116,7 +116,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     reader = _StdinReader()
     commands = ConsoleCommands(memory, user_id=user_id, place=key.place, endpoint=endpoint, ask=reader.read, say=_say)
     _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
-    _say(f"(memory in {describe_storage(settings)}; the log goes to {settings.data_dir / LOG_FILE})")
+    _say(f"(memory in {memory.where}; the log goes to {settings.data_dir / LOG_FILE})")
     while True:
         line = await reader.read(f"{name}> ")
         if line is None:
@@ -131,9 +131,10 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             continue
         if text.startswith("//"):  # a message that starts with a slash
             text = text[1:]
+        ticket = memory.learning_ticket(user_id)
         current = HistoryEntry(user_id, name, text)
         prompt = await memory.memory_prompt(
-            user_id, recent_texts(history, current), user_label=name, place=key.place
+            user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
         )
         block = prompt.text
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
@@ -148,16 +149,12 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         history += [current, reply]
         now = datetime.now(UTC)
         user_id_msg, bot_id_msg = next(ids), next(ids)
-        turns = filter_messages(
-            [
-                IncomingMessage(user_id_msg, user_id, name, text, now),
-                IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
-            ],
-            bot_id=BOT_ID,
-            max_chars=settings.memory_max_turn_chars,
-        )
-        await memory.remember(key, turns)
-        await memory.record_reply([bot_id_msg], user_id, prompt)  # for /recalled, as for a Discord reply
+        exchange = [
+            IncomingMessage(user_id_msg, user_id, name, text, now),
+            IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
+        ]
+        await memory.remember(key, exchange, ticket=ticket, target=CONSOLE_TARGET, bot_id=BOT_ID)
+        await memory.record_reply([bot_id_msg], user_id, prompt, ticket)  # for /recalled, as for a Discord reply
         commands.last_reply_id = bot_id_msg
 
 

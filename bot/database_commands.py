@@ -16,8 +16,7 @@ from typing import TypeVar
 
 from bot.config import Settings
 from bot.logging_setup import configure_logging
-from bot.memory.pg.database import Database, StorageUnavailable, database_secrets
-from bot.memory.pg.importer import (
+from bot.memory.storage.pg.importer import (
     IMPORT_APPLICATION_NAME,
     ImportRefused,
     ImportReport,
@@ -25,7 +24,10 @@ from bot.memory.pg.importer import (
     check_data_folder,
     import_files,
 )
-from bot.memory.pg.schema import MIGRATIONS, SchemaError, applied_version, migrate
+from bot.memory.storage.pg.schema import MIGRATIONS, migrate
+from bot.storage.errors import SchemaError, StorageUnavailable
+from bot.storage.pg.database import Database, database_secrets
+from bot.storage.pg.migrations import applied_version
 
 _T = TypeVar("_T")
 

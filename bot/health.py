@@ -122,7 +122,7 @@ async def write_heartbeat(
     """
     import asyncio
 
-    from bot.memory.atomic import replace_file_sync
+    from bot.storage.atomic import replace_file_sync
 
     record: dict[str, Any] = {
         "pid": os.getpid(),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bot.config import Settings
-from bot.switches import MemorySwitch
+from bot.memory.service import MemorySwitch
 
 
 def endpoint_name(settings: Settings) -> str:

@@ -15,11 +15,13 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.switches import MemorySwitch, switch_target_of
+from bot.memory.models import SwitchTarget
+from bot.memory.service import MemorySwitch
+from bot.switches import switch_target_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
-    from bot.switches import SwitchBoard
+    from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +40,13 @@ def may_administer(interaction: discord.Interaction) -> bool:
     return interaction.guild is not None and interaction.permissions.manage_guild
 
 
-def server_report(switches: SwitchBoard, guild_id: int) -> str:
-    chosen = switches.guild_switch(guild_id)
+def server_report(memory: MemoryService, guild_id: int) -> str:
+    chosen = memory.guild_switch(guild_id)
     text = (
         f"In this server, learning is {on_off(chosen.learning)} and using memory in replies is "
         f"{on_off(chosen.recall)}."
     )
-    if guild_id in switches.disabled_guilds:
+    if memory.operator_disabled(SwitchTarget(guild_id, 0)):
         text += "\nMemory is off here" + OPERATOR_LOCK + "."
     return text
 
@@ -60,7 +62,7 @@ class AdminCog(commands.Cog):
 
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
-        self.switches = bot.resources.switches
+        self.memory = bot.resources.memory
 
     @admin_group.command(name="server", description="Turn learning and/or using memory on or off in this server")
     @app_commands.describe(
@@ -75,20 +77,20 @@ class AdminCog(commands.Cog):
             return
         guild_id = interaction.guild.id
         if learning is not None or recall is not None:
-            current = self.switches.guild_switch(guild_id)
+            current = self.memory.guild_switch(guild_id)
             wanted = MemorySwitch(
                 learning=current.learning if learning is None else learning,
                 recall=current.recall if recall is None else recall,
             )
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.switches.set_guild(guild_id, learning=wanted.learning, recall=wanted.recall)
+            await self.memory.set_guild_switch(guild_id, learning=wanted.learning, recall=wanted.recall)
             log.info(
                 "memory switches: guild %s learning=%s recall=%s (set by user %s)",
                 guild_id, wanted.learning, wanted.recall, interaction.user.id,
             )
-            await interaction.followup.send(server_report(self.switches, guild_id), ephemeral=True)
+            await interaction.followup.send(server_report(self.memory, guild_id), ephemeral=True)
             return
-        await interaction.response.send_message(server_report(self.switches, guild_id), ephemeral=True)
+        await interaction.response.send_message(server_report(self.memory, guild_id), ephemeral=True)
 
     @admin_group.command(name="channel", description="Turn learning on or off in one channel (and its threads)")
     @app_commands.describe(channel="The channel", learning="Learn from conversations in this channel")
@@ -104,18 +106,18 @@ class AdminCog(commands.Cog):
         target = switch_target_of(channel)
         if learning is not None:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.switches.set_channel(target.channel_id, learning=learning)
+            await self.memory.set_channel_learning(target.channel_id, learning=learning)
             log.info(
                 "memory switches: channel %s of guild %s learning=%s (set by user %s)",
                 target.channel_id, target.guild_id, learning, interaction.user.id,
             )
-        chosen = self.switches.channel_learning(target.channel_id)
+        chosen = self.memory.channel_learning(target.channel_id)
         text = f"Learning in <#{target.channel_id}> and its threads is {on_off(chosen)}."
-        effective = self.switches.at(target)
+        effective = self.memory.switch_at(target)
         if chosen and not effective.learning:
             reason = (
                 "the bot's operator switched memory off here, which a server cannot override"
-                if self.switches.operator_disabled(target)
+                if self.memory.operator_disabled(target)
                 else "learning is off for the whole server"
             )
             text += f"\nIt stays off in practice: {reason}."

@@ -31,10 +31,10 @@ from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
-from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
+from bot.switches import switch_target_of
 from cogs.places import message_place
 
 if TYPE_CHECKING:
@@ -243,8 +243,8 @@ class ChatCog(commands.Cog):
         if not await self.should_reply(message):
             return
         started = time.perf_counter()
-        self.memory.note_activity(message.author.id)
         if not self._within_rate_limit(message):
+            self.memory.note_activity(message.author.id)  # it reached the bot, though it is not answered or learned
             if self.limiter.should_notice(message.author.id):
                 wait = max(1, round(self.limiter.retry_after(message.author.id)))
                 await self._notify(message, f"You're sending messages faster than I can think. Try again in {wait}s.")
@@ -271,10 +271,11 @@ class ChatCog(commands.Cog):
             await self._notify(message, LLM_ERROR_REPLY)
         else:
             self.bot.resources.metrics.reply_finished(started, sent=True)
-            await self.memory.record_reply([part.id for part in sent.messages], message.author.id, prompt.memory)
+            await self.memory.record_reply(
+                [part.id for part in sent.messages], message.author.id, prompt.memory, ticket
+            )
             await self._send_notes(message, prompt, sent)
-        if self.bot.resources.switches.in_channel(message.channel).learning:
-            await self.learn(message, text, sent, bot_id, ticket)
+        await self.learn(message, text, sent, bot_id, ticket)
 
     async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
         """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""
@@ -342,7 +343,8 @@ class ChatCog(commands.Cog):
             recent_texts(context, current),
             user_label=current.author_name,
             place=message_place(message),  # what this place may use, and nothing learned where it may not
-        ) if self.bot.resources.switches.in_channel(message.channel).recall else MemoryPrompt()
+            target=switch_target_of(message.channel),  # nothing where recall is switched off
+        )
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
@@ -402,10 +404,10 @@ class ChatCog(commands.Cog):
         text: str,
         sent: SentReply | None,
         bot_id: int | None,
-        ticket: LearningTicket | None = None,
+        ticket: LearningTicket,
     ) -> None:
-        """Hand this user's turn, and the bot's final reply if there is one, to the memory engine (skipped while
-        they paused learning). Attachments and the bot's failure notices are never part of it."""
+        """Hand this user's message, and the bot's final reply if there is one, to the memory engine, which
+        decides whether it may be learned. Attachments and the bot's failure notices are never part of it."""
         turns = [as_incoming(message, text, is_self=False)]
         if sent is not None:
             turns.append(
@@ -419,9 +421,10 @@ class ChatCog(commands.Cog):
                     reply_to_id=message.id,
                 )
             )
-        kept = filter_messages(turns, bot_id=bot_id, max_chars=self.settings.memory_max_turn_chars)
         key = ConversationKey(message.channel.id, message.author.id, message_place(message))
-        await self.memory.remember(key, kept, ticket=ticket)
+        await self.memory.remember(
+            key, turns, ticket=ticket, target=switch_target_of(message.channel), bot_id=bot_id
+        )
 
 
 async def setup(bot: MemoryBot) -> None:

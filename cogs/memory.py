@@ -21,9 +21,15 @@ from discord.ext import commands
 
 from bot.interactions import SafeView
 from bot.memory.models import DM_PLACE, SECTION_NAMES, Fact, MemoryFile
-from bot.memory.modes import MAX_MODE_MINUTES
 from bot.memory.render import SECTION_LABELS
-from bot.memory.service import MAX_FORGET_MINUTES, MAX_USER_FACT_CHARS, InvalidRequest, Modes, RecalledItem
+from bot.memory.service import (
+    MAX_FORGET_MINUTES,
+    MAX_MODE_MINUTES,
+    MAX_USER_FACT_CHARS,
+    InvalidRequest,
+    PrivacyRecord,
+    RecalledItem,
+)
 from cogs.places import place_name, place_of
 
 if TYPE_CHECKING:
@@ -286,7 +292,7 @@ def _until(moment: datetime) -> str:
     return f"{discord.utils.format_dt(moment, 'f')} ({discord.utils.format_dt(moment, 'R')})"
 
 
-def describe_modes(modes: Modes) -> str:
+def describe_modes(modes: PrivacyRecord) -> str:
     """One line per mode that is on, for replies and `/memory show`; empty when none is."""
     lines = []
     if modes.paused:
@@ -360,7 +366,7 @@ class MemoryCog(commands.Cog):
         await interaction.response.defer(ephemeral=True, thinking=True)
         user_id = interaction.user.id
         memory = await self.memory.show(user_id)
-        modes = describe_modes(self.memory.modes_of(user_id))
+        modes = describe_modes(self.memory.privacy_of(user_id))
         if memory.is_empty():
             note = modes or "Chat with me and I'll pick things up as we go."
             await self._answer(interaction, f"I don't remember anything about you yet. {note}")
@@ -586,7 +592,7 @@ class MemoryCog(commands.Cog):
         await self._set_mode(interaction, self.memory.set_fresh, minutes)
 
     async def _set_mode(
-        self, interaction: discord.Interaction, setter: Callable[[int, int], Awaitable[Modes]], minutes: int
+        self, interaction: discord.Interaction, setter: Callable[[int, int], Awaitable[PrivacyRecord]], minutes: int
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:

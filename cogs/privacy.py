@@ -15,6 +15,7 @@ from discord.ext import commands
 
 from bot.housekeeping import Housekeeping
 from bot.privacy import CommandHelp, privacy_statement
+from bot.switches import switch_target_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -57,7 +58,7 @@ class PrivacyCog(commands.Cog):
         here = None
         server_name = None
         if interaction.guild is not None and interaction.channel is not None:
-            here = resources.switches.in_channel(interaction.channel)
+            here = resources.memory.switch_at(switch_target_of(interaction.channel))
             server_name = interaction.guild.name
         text = privacy_statement(
             resources.settings,

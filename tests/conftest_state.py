@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from bot.memory.pg.database import Database
-from bot.memory.pg.mirror import Mirror
-from bot.memory.pg.schema import migrate
+from bot.memory.storage.pg.schema import migrate
+from bot.storage.pg.database import Database
+from bot.storage.pg.mirror import Mirror, notifications_of
 
 BACKENDS = ["files", "postgres"]
 WAIT_SECONDS = 30.0  # a loaded machine can be slow; a working notification arrives in milliseconds
@@ -36,7 +36,7 @@ class Databases:
             await database.run(migrate, transaction=False)
             self._migrated = True
         if refresh_seconds is not None:
-            database.notifications.refresh_seconds = refresh_seconds
+            notifications_of(database).refresh_seconds = refresh_seconds
         return database
 
     async def close(self) -> None:

@@ -673,15 +673,14 @@ class Harness:
 
     async def settle(self) -> None:
         """Wait until every debounced update has been extracted and saved."""
-        await self.memory.debouncer.wait_idle()
+        await self.memory.wait_idle()
 
     async def close(self) -> None:
         """Stop the bot (idempotent); pending updates are dropped, as a crash would (the journal keeps them)."""
         if self.bot.is_closed():
             return
-        await self.memory.debouncer.close()
-        if self.resources.database is not None and self.memory.journal is not None:
-            await self.memory.journal.close()  # the takeover sweep, before its pool closes
+        await self.memory.learning.debouncer.close()
+        await self.memory.storage.close()  # the takeover sweep stops, then the pool closes
         await self.bot.close()
         await self.resources.aclose()
 
@@ -731,6 +730,6 @@ async def seed_memory(
         section = getattr(in_place.user, name, None) or getattr(in_place.history, name)
         section.summary = text
     stored.set_place_memory(place, in_place)
-    await memory.store.save(user_id, stored)
+    await memory.storage.memories.save(user_id, stored)
     return stored
 

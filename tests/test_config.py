@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.config import Settings, SettingsError, describe_endpoint, describe_storage, load_settings
+from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GfAkEd.not-a-real-token-abcdefghijklmnopqrstuv"  # shaped like a real one
@@ -360,12 +360,7 @@ def test_the_console_needs_no_discord_token_even_a_malformed_one(monkeypatch: py
         load_settings(discord=False)
 
 
-def test_endpoint_and_storage_are_described_without_secrets() -> None:
+def test_the_endpoint_is_described_without_credentials() -> None:
     assert describe_endpoint(None) == "https://api.openai.com/v1 (OpenAI)"
     assert describe_endpoint("https://me:pw-123456@llm.example:8443/v1?api-key=abcdef") == "https://llm.example:8443/v1"
     assert describe_endpoint("http://[::1]:11434/v1") == "http://[::1]:11434/v1"
-    files = Settings(discord_token=TOKEN, data_dir=Path("/srv/memory"), _env_file=None)
-    assert describe_storage(files) == "files in /srv/memory"
-    url = "postgresql://bot:s3cr3t-pass@db.internal:5432/memory"
-    database = Settings(discord_token=TOKEN, database_url=url, _env_file=None)
-    assert describe_storage(database) == "PostgreSQL at db.internal:5432/memory"

@@ -9,6 +9,7 @@ turns done, failed, parked, purged and one without an id, and unreadable memory 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -23,21 +24,19 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from bot.memory.atomic import json_bytes
-from bot.memory.backend import PendingTurn
-from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, MemoryFile, Place, Turn
-from bot.memory.modes import UNTIL_RESUME, ModeRegistry
-from bot.memory.pauses import PauseRegistry
-from bot.memory.pg.database import Database
-from bot.memory.pg.import_records import MODES_FILE, PAUSES_FILE, REPLIES_FILE
-from bot.memory.pg.importer import IMPORTED_ID_PREFIX
-from bot.memory.pg.schema import LATEST_VERSION, MIGRATIONS
-from bot.memory.pg.store import PostgresMemoryStore
-from bot.memory.pg.turns import PostgresTurnQueue
-from bot.memory.replies import ReplyLog
-from bot.memory.retention import ACTIVITY_FILE, ActivityLog
-from bot.switches import SWITCHES_FILE, MemorySwitches
+from bot.memory.storage.bundle import SWITCHES_FILE, build_file_storage
+from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
+from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.storage.interfaces import PendingTurn, ReplyRecord
+from bot.memory.storage.pg.importer import IMPORTED_ID_PREFIX
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.memory.storage.pg.schema import LATEST_VERSION, MIGRATIONS
+from bot.memory.storage.pg.turns import PostgresTurnQueue
+from bot.storage.atomic import json_bytes
+from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
 from tests.test_process import clean_env, run_bot_command
 
@@ -215,7 +214,7 @@ def fill_journal(folder: Path, users: Sequence[int]) -> None:
             ]
             await journal.add(key, turns)
         await journal.done(users[0], [f"t-{users[0]}-0"])
-        await journal.purge(users[1])
+        await journal.forget_user(users[1])
         await journal.failed(users[2], [f"t-{users[2]}-0", f"t-{users[2]}-1"], permanent=False)
         await journal.failed(users[2], [f"t-{users[2]}-0"], permanent=True)
         await journal.park(users[3], [f"t-{users[3]}-2"])
@@ -451,26 +450,29 @@ def test_import_files_of_a_path_that_is_no_data_folder_is_one_line(postgres_url:
 
 
 def fill_records(folder: Path) -> datetime:
-    """Pauses, privacy modes, reply records, activity days and memory switches, written by the bot's own classes."""
-    now = datetime.now(UTC)
+    """Privacy choices as an earlier version wrote them (`paused.json`, `modes.json`: the import converts them), and
+    reply records, activity days and memory switches written by the bot's own classes."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    (folder / PAUSES_FILE).write_text(json.dumps({"users": [str(user) for user in USERS[:3]]}))
+    modes = {
+        str(USERS[3]): {"incognitoUntil": (now + timedelta(minutes=30)).isoformat()},
+        str(USERS[4]): {"freshUntil": "resume"},
+        str(USERS[5]): {"freshUntil": (now + timedelta(hours=2)).isoformat()},
+    }
+    (folder / MODES_FILE).write_text(json.dumps({"users": modes}))
 
     async def fill() -> None:
-        pauses = PauseRegistry(folder / PAUSES_FILE)
-        for user in USERS[:3]:
-            await pauses.set_paused(user, True)
-        modes = ModeRegistry(folder / MODES_FILE)
-        await modes.set_incognito(USERS[3], now + timedelta(minutes=30), now)
-        await modes.set_fresh(USERS[4], UNTIL_RESUME, now)
-        await modes.set_fresh(USERS[5], now + timedelta(hours=2), now)
         replies = ReplyLog(folder / REPLIES_FILE)
         for n, user in enumerate(USERS[:10]):
-            await replies.record([800000000000000000 + 2 * n, 800000000000000001 + 2 * n], user, ["topOfMind"],
-                                 [f"fact_{n:03x}00000"])
+            record = ReplyRecord(
+                (800000000000000000 + 2 * n, 800000000000000001 + 2 * n), user, ("topOfMind",), (f"fact_{n:03x}00000",)
+            )
+            await replies.record(record, generation=0)
         activity = ActivityLog(folder / ACTIVITY_FILE)
         for n, user in enumerate(USERS):
             activity.note(user, now - timedelta(days=n))
         await activity.save()
-        switches = MemorySwitches(folder / SWITCHES_FILE)
+        switches = build_file_storage(folder).switches
         await switches.set_guild(GUILD, learning=False, recall=True)
         await switches.set_guild(GUILD + 1, learning=False, recall=False)
         await switches.set_channel(CHANNEL, learning=False)
@@ -487,7 +489,7 @@ def test_import_files_brings_the_small_records_along_once(
     url = with_password(postgres_url)
     done = bot(["import-files", str(data_folder)], tmp_path, url)
     assert done.returncode == 0, done.stderr
-    counts = {"pauses": 3, "privacy modes": 3, "reply records": 10, "activity days": len(USERS), "memory switches": 3}
+    counts = {"privacy records": 6, "reply records": 10, "activity days": len(USERS), "memory switches": 3}
     lines = done.stdout.splitlines()
     for name, count in counts.items():
         assert f"{name}: {count:,} read; {count:,} added, 0 already there" in lines
@@ -498,28 +500,29 @@ def test_import_files_brings_the_small_records_along_once(
 
     async def rows(conn: asyncpg.Connection) -> dict[str, list[tuple[Any, ...]]]:
         tables = {
-            "pauses": "SELECT user_id FROM paused_users ORDER BY 1",
-            "modes": "SELECT user_id, incognito_until, fresh_until, fresh_until_resume FROM user_modes ORDER BY 1",
+            "privacy": "SELECT key::bigint, value::text FROM records WHERE kind = 'privacy' ORDER BY 1",
             "replies": "SELECT user_id, message_ids, sections, fact_ids FROM reply_records ORDER BY reply_id",
             "activity": "SELECT user_id, last_day FROM user_activity ORDER BY 1",
-            "guilds": "SELECT guild_id, learning, recall FROM guild_switches ORDER BY 1",
-            "channels": "SELECT channel_id, learning FROM channel_switches ORDER BY 1",
+            "switches": "SELECT key, value::text FROM records WHERE kind = 'switches' ORDER BY 1",
         }
         return {name: [tuple(row) for row in await conn.fetch(sql)] for name, sql in tables.items()}
 
     first = query(postgres_url, rows)
-    minute = now.replace(microsecond=0)
-    assert first["pauses"] == [(user,) for user in USERS[:3]]
-    assert first["modes"] == [
-        (USERS[3], minute + timedelta(minutes=30), None, False),
-        (USERS[4], None, None, True),
-        (USERS[5], None, minute + timedelta(hours=2), False),
-    ]
+    privacy = {user: json.loads(value) for user, value in first["privacy"]}
+    assert privacy == {
+        **{user: {"paused": True} for user in USERS[:3]},
+        USERS[3]: {"incognitoUntil": (now + timedelta(minutes=30)).isoformat()},
+        USERS[4]: {"freshUntil": "resume"},
+        USERS[5]: {"freshUntil": (now + timedelta(hours=2)).isoformat()},
+    }
     assert first["replies"][0] == (USERS[0], [800000000000000000, 800000000000000001], ["topOfMind"], ["fact_00000000"])
     assert [row[0] for row in first["replies"]] == USERS[:10]
     assert first["activity"] == [(user, (now - timedelta(days=n)).date()) for n, user in enumerate(USERS)]
-    assert first["guilds"] == [(GUILD, False, True), (GUILD + 1, False, False)]
-    assert first["channels"] == [(CHANNEL, False)]
+    assert {key: json.loads(value) for key, value in first["switches"]} == {
+        f"guild:{GUILD}": {"learning": False, "recall": True},
+        f"guild:{GUILD + 1}": {"learning": False, "recall": False},
+        f"channel:{CHANNEL}": {"learning": False},
+    }
 
     again = bot(["import-files", str(data_folder)], tmp_path, url)
     assert again.returncode == 0, again.stderr
@@ -540,9 +543,9 @@ def test_an_unreadable_privacy_file_makes_the_import_incomplete(
     assert f'{REPLIES_FILE} is unreadable: not imported (it only serves "What did you remember?")' in done.stdout
     error = one_line_of(done.stderr)
     assert error.startswith("memory-bot: the import is incomplete: ")
-    assert f"{MODES_FILE} is unreadable: fix or remove it and run the import again" in error
+    assert "a damaged copy of the privacy records is kept aside" in error
     assert f"{SWITCHES_FILE} is unreadable" in error
-    assert "pauses: 3 read; 3 added" in done.stdout  # the rest went in
+    assert "privacy records: 3 read; 3 added" in done.stdout  # the rest went in (the pauses)
     assert (data_folder / MODES_FILE).read_bytes() == b'{"users": {"1": '  # and the files stayed as they were
     assert sorted(path.name for path in data_folder.iterdir()) == sorted(
         [JOURNAL_NAME, "memory", PAUSES_FILE, MODES_FILE, REPLIES_FILE, ACTIVITY_FILE, SWITCHES_FILE]

@@ -1,102 +1,220 @@
-"""The engine has one front door: cogs, the console and the rest of `bot/` call `MemoryService`, never its parts.
+"""The layers hold: cogs → bot → memory → storage, imports going down only, and the engine has one front door.
 
-A static check over the source (AST, no imports executed): outside `bot/memory/`, no module imports the store,
-debouncer, journal, extractor, selector, pause registry or apply step, and no code reaches for those parts as
-attributes (`memory.store`, `service.debouncer`, ...). The one exception is the composition root, `bot/app.py`,
-which builds the parts once and hands them to the service. And the engine never imports discord.
+A static check over the source (AST, no imports executed):
+- outside `bot/memory/`, code imports from the engine only what the allow-list names (the facade, its plain data,
+  its errors, its labels), so a new engine module is private without anyone editing this test; the composition
+  root and the database commands may also import what they build or run;
+- nothing outside the engine reaches behind the facade (`memory.storage`, `service.learning`, ...);
+- the engine never imports discord, nor anything of `bot/` above it; the storage plumbing imports nothing above it;
+- no import circle anywhere in `bot/` or `cogs/`, and no engine module longer than 450 lines.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_PARTS = frozenset(
-    {
-        "bot.memory.store",
-        "bot.memory.debouncer",
-        "bot.memory.journal",
-        "bot.memory.extractor",
-        "bot.memory.selector",
-        "bot.memory.pauses",
-        "bot.memory.apply",
-    }
+ENGINE = ROOT / "bot" / "memory"
+PLUMBING = ROOT / "bot" / "storage"
+
+# What any code outside the engine may import from it: the facade, its plain data, its errors, its labels, and
+# the text helper that strips a model's reasoning (the chat needs the same rule as extraction).
+PUBLIC = frozenset(
+    {"bot.memory.service", "bot.memory.models", "bot.memory.errors", "bot.memory.render", "bot.memory.parsing"}
 )
+# What the few modules that assemble or administer the engine may import besides.
+BUILDERS = {
+    ROOT / "bot" / "app.py": frozenset({"bot.memory.extractor", "bot.memory.selector", "bot.memory.storage.bundle"}),
+    ROOT / "bot" / "database_commands.py": frozenset(
+        {"bot.memory.storage.pg.importer", "bot.memory.storage.pg.schema"}
+    ),
+}
+# The facade's parts: reaching for them from outside (through a name for the engine) is reaching behind the door.
 PART_ATTRIBUTES = frozenset(
-    {"store", "debouncer", "journal", "extractor", "selector", "pauses"}
-    | {"_store", "_debouncer", "_journal", "_extractor", "_selector", "_pauses"}
+    {"storage", "learning", "recall", "controls", "writer", "store", "debouncer", "journal", "extractor", "selector"}
 )
-COMPOSITION_ROOT = ROOT / "bot" / "app.py"
+ENGINE_NAMES = frozenset({"memory", "service", "engine", "_memory", "_service"})
+MAX_ENGINE_LINES = 450
 
 
-def _callers() -> list[Path]:
-    """Every module that must use the front door: cogs/ and bot/ outside the engine."""
-    files = sorted((ROOT / "cogs").rglob("*.py")) + sorted((ROOT / "bot").rglob("*.py"))
-    engine = ROOT / "bot" / "memory"
-    return [path for path in files if engine not in path.parents]
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
-def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
+def sources() -> list[Path]:
+    return sorted((ROOT / "bot").rglob("*.py")) + sorted((ROOT / "cogs").rglob("*.py"))
+
+
+def imported_modules(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every module an import statement names (for `from a import b`: `a`, and `a.b` in case b is a module)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            yield from ((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.append((node.lineno, node.module))
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
-    return found
+            yield node.lineno, node.module
+            yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
 
 
-def violations(source: str, name: str, *, builds_the_parts: bool = False) -> list[str]:
-    """`file:line what` for each import of an engine part and each reach into the service's parts."""
-    tree = ast.parse(source, filename=name)
-    found: list[str] = []
-    if not builds_the_parts:
-        for line, module in _imported_modules(tree):
-            if module in ENGINE_PARTS:
-                found.append(f"{name}:{line} imports {module}")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in PART_ATTRIBUTES:
-            found.append(f"{name}:{node.lineno} reaches into .{node.attr}")
-    return found
+def engine_module(name: str, known: set[str]) -> str | None:
+    """The engine module an imported name refers to (a module, or a name inside one), else None."""
+    if not name.startswith("bot.memory"):
+        return None
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
 
 
-def test_callers_use_only_the_service() -> None:
-    callers = _callers()
-    assert ROOT / "cogs" / "memory.py" in callers and ROOT / "bot" / "console.py" in callers
-    found = [
-        line
-        for path in callers
-        for line in violations(
-            path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), builds_the_parts=path == COMPOSITION_ROOT
-        )
-    ]
-    assert found == []
-
-
-def test_the_engine_never_imports_discord() -> None:
+def violations(source: str, path: Path, known: set[str]) -> list[str]:
+    """`file:line what` for each engine import outside the allow-list and each reach behind the facade."""
+    tree = ast.parse(source)
+    allowed = PUBLIC | BUILDERS.get(path, frozenset())
+    where = path.relative_to(ROOT) if path.is_absolute() else path
     found = []
-    for path in sorted((ROOT / "bot" / "memory").rglob("*.py")):
-        for line, module in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
-            if module == "discord" or module.startswith("discord."):
-                found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    for line, name in imported_modules(tree):
+        module = engine_module(name, known)
+        if module is not None and module not in allowed and module != "bot.memory":
+            found.append(f"{where}:{line} imports {module}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in PART_ATTRIBUTES and _names_the_engine(node.value):
+            found.append(f"{where}:{node.lineno} reaches into .{node.attr}")
+    return sorted(set(found))
+
+
+def _names_the_engine(node: ast.expr) -> bool:
+    """`memory`, `self.memory`, `resources.memory`, `service`...: an expression naming the engine's front door."""
+    if isinstance(node, ast.Name):
+        return node.id in ENGINE_NAMES
+    return isinstance(node, ast.Attribute) and node.attr in ENGINE_NAMES
+
+
+def known_modules() -> set[str]:
+    return {module_name(path) for path in sources()}
+
+
+def test_outside_code_uses_only_the_front_door() -> None:
+    known = known_modules()
+    outside = [path for path in sources() if ENGINE not in path.parents]
+    assert ROOT / "cogs" / "memory.py" in outside and ROOT / "bot" / "console.py" in outside
+    found = [line for path in outside for line in violations(path.read_text(encoding="utf-8"), path, known)]
     assert found == []
+
+
+def test_the_engine_imports_nothing_above_it_and_never_discord() -> None:
+    found = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        for line, name in imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            top = name.split(".")[0]
+            above = name.startswith("bot.") and not name.startswith(("bot.memory", "bot.storage"))
+            if top in ("discord", "cogs") or above:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert found == []
+
+
+def test_the_storage_plumbing_imports_nothing_above_it() -> None:
+    found = []
+    for path in sorted(PLUMBING.rglob("*.py")):
+        for line, name in imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            above = name.startswith("bot.") and not name.startswith("bot.storage")
+            if name.split(".")[0] in ("discord", "cogs") or above:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert found == []
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = known_modules()
+    graph: dict[str, set[str]] = {}
+    for path in sources():
+        name = module_name(path)
+        targets = set()
+        for _, imported in imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            while imported and imported not in known:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(imported + "."):
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_there_is_no_import_circle() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_no_engine_module_is_longer_than_the_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(ENGINE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_ENGINE_LINES
+    }
+    assert long == {}
+
+
+# --- the checks themselves can fail -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "source",
     [
-        "from bot.memory.store import MemoryStore\n",
+        "from bot.memory.storage.bundle import build_file_storage\n",
         "import bot.memory.debouncer\n",
-        "from bot.memory import journal\n",
-        "async def f(cog):\n    await cog.memory.store.export_bytes(1)\n",
-        "async def f(memory):\n    await memory.debouncer.flush()\n",
-        "def f(service):\n    return service._selector\n",
+        "from bot.memory import learning\n",
+        "from bot.memory.gate import admit\n",
+        "from bot.memory.brand_new_module import Thing\n",
+        "async def f(cog):\n    await cog.memory.storage.memories.export_bytes(1)\n",
+        "async def f(memory):\n    await memory.learning.debouncer.flush()\n",
+        "def f(service):\n    return service.recall\n",
     ],
 )
 def test_the_check_catches_a_reach_into_the_engine(source: str) -> None:
-    """The check itself can fail: each of these, in a cog, is reported."""
-    assert violations(source, "cogs/probe.py") != []
+    known = known_modules() | {"bot.memory.brand_new_module"}
+    assert violations(source, ROOT / "cogs" / "probe.py", known) != []
+
+
+def test_the_check_allows_the_front_door() -> None:
+    source = "from bot.memory.service import MemoryService\nfrom bot.memory.models import Place\n"
+    assert violations(source, ROOT / "cogs" / "probe.py", known_modules()) == []
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -11,9 +11,9 @@ from pathlib import Path
 import asyncpg
 
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.pg.database import Database
-from bot.memory.pg.schema import migrate
-from bot.memory.pg.turns import PostgresTurnQueue
+from bot.memory.storage.pg.schema import migrate
+from bot.memory.storage.pg.turns import PostgresTurnQueue
+from bot.storage.pg.database import Database
 from tests.llm_server import extraction
 from tests.test_process import (  # noqa: F401 (fixtures)
     ALICE,

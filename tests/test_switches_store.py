@@ -1,24 +1,30 @@
 """The admins' memory switches on both backends (file, PostgreSQL): kept across restarts, only what is off is
-stored, the operator's lists win; on PostgreSQL an admin's change on one process applies on all."""
+stored, the operator's lists win; on PostgreSQL an admin's change on one process applies on all; a switches file
+of an earlier version is converted."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
-from bot.switches import SWITCHES_FILE, MemorySwitch, MemorySwitches, SwitchBoard, SwitchTarget
-from bot.switches_pg import PostgresMemorySwitches
-from tests.conftest_state import Databases, seen_by
+from bot.memory.models import SwitchTarget
+from bot.memory.storage.bundle import SWITCHES_FILE, build_file_storage
+from bot.memory.switches import MemorySwitch, SwitchBoard
+from bot.storage.pg.records import PostgresRecords
+from tests.conftest_state import WAIT_SECONDS, Databases
 
 GUILD, CHANNEL, OTHER_CHANNEL = 5, 6, 7
 
 
-async def opened(tmp_path: Path, databases: Databases | None, *, operator_guilds: frozenset[int] = frozenset()
-                 ) -> SwitchBoard:
+async def opened(
+    tmp_path: Path, databases: Databases | None, *, operator_guilds: frozenset[int] = frozenset()
+) -> SwitchBoard:
     switches: SwitchBoard
     if databases is None:
-        switches = MemorySwitches(tmp_path / SWITCHES_FILE, disabled_guilds=operator_guilds)
+        switches = build_file_storage(tmp_path, durable=False, disabled_guilds=operator_guilds).switches
     else:
-        switches = PostgresMemorySwitches(await databases.open(), disabled_guilds=operator_guilds)
+        switches = SwitchBoard(PostgresRecords(await databases.open(), "switches"), disabled_guilds=operator_guilds)
     await switches.open()
     return switches
 
@@ -35,16 +41,12 @@ async def test_switches_survive_restarts_and_only_what_is_off_is_kept(
     assert not again.channel_learning(CHANNEL) and again.channel_learning(OTHER_CHANNEL)
     assert again.at(SwitchTarget(GUILD, OTHER_CHANNEL)) == MemorySwitch(learning=False, recall=True)
     assert again.at(SwitchTarget(None, CHANNEL)) == MemorySwitch()  # DMs are never switched off
+    assert again.admin_choices() == ({GUILD: MemorySwitch(False, True)}, {CHANNEL: False})
     await again.set_guild(GUILD, learning=True, recall=True)
     await again.set_channel(CHANNEL, learning=True)
     third = await opened(tmp_path, databases)
     assert third.at(SwitchTarget(GUILD, CHANNEL)) == MemorySwitch()
-    if databases is None:
-        assert (tmp_path / SWITCHES_FILE).read_text().count("learning") == 0
-    else:
-        database = await databases.open()
-        assert await database.fetchval("SELECT count(*) FROM guild_switches") == 0
-        assert await database.fetchval("SELECT count(*) FROM channel_switches") == 0
+    assert len(third.table) == 0 and await third.table.dump() == {}
 
 
 async def test_the_operators_list_wins(tmp_path: Path, databases: Databases | None) -> None:
@@ -53,18 +55,32 @@ async def test_the_operators_list_wins(tmp_path: Path, databases: Databases | No
     assert switches.at(SwitchTarget(GUILD, CHANNEL)) == MemorySwitch(learning=False, recall=False)
 
 
+async def test_a_switches_file_of_an_earlier_version_is_converted(tmp_path: Path) -> None:
+    path = tmp_path / SWITCHES_FILE
+    old = {"guilds": {"5": {"learning": False, "recall": True}}, "channels": {"6": {"learning": False}}}
+    path.write_text(json.dumps(old))
+    switches = await opened(tmp_path, None)
+    assert switches.at(SwitchTarget(GUILD, CHANNEL)) == MemorySwitch(learning=False, recall=True)
+    assert switches.guild_switch(GUILD) == MemorySwitch(False, True) and not switches.channel_learning(CHANNEL)
+    assert json.loads(path.read_bytes()) == {
+        "records": {"guild:5": {"learning": False, "recall": True}, "channel:6": {"learning": False}}
+    }
+
+
 # --- PostgreSQL: several processes ------------------------------------------------------------------------------
 
 
 async def test_an_admins_change_on_one_process_applies_on_all(pg_databases: Databases) -> None:
-    one = PostgresMemorySwitches(await pg_databases.open())
-    other = PostgresMemorySwitches(await pg_databases.open())
-    await one.open()
-    await other.open()
-    mirror = other._mirror
+    one = await opened(Path(), pg_databases)
+    other = await opened(Path(), pg_databases)
+    table, other_table = one.table, other.table
+    assert isinstance(table, PostgresRecords) and isinstance(other_table, PostgresRecords)
     await one.set_guild(GUILD, learning=True, recall=False)
     await one.set_channel(CHANNEL, learning=False)
-    await seen_by(mirror, lambda: other.at(SwitchTarget(GUILD, CHANNEL)) == MemorySwitch(False, False))
+    expected = MemorySwitch(False, False)
+    await asyncio.wait_for(
+        other_table.wait_for(lambda: other.at(SwitchTarget(GUILD, CHANNEL)) == expected), WAIT_SECONDS
+    )
     await other.set_guild(GUILD, learning=True, recall=True)
-    await seen_by(one._mirror, lambda: one.guild_switch(GUILD) == MemorySwitch())
+    await asyncio.wait_for(table.wait_for(lambda: one.guild_switch(GUILD) == MemorySwitch()), WAIT_SECONDS)
     assert not one.channel_learning(CHANNEL)  # the channel's own switch is untouched

@@ -19,9 +19,10 @@ from functools import lru_cache
 
 from rapidfuzz.distance import Indel
 
+from bot.memory.answer import ExtractionResult
 from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
-from bot.memory.models import ExtractionResult, Fact, MemoryFile, iso, new_fact_id
+from bot.memory.models import Fact, MemoryFile, iso, new_fact_id
 from bot.memory.selector import analyze
 
 MAX_SUMMARY_CHARS = 1200

@@ -21,7 +21,9 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-from bot.memory.models import ExtractionResult, MemoryFile, TokenUsage, Turn, iso
+from bot.memory.answer import ExtractionResult, TokenUsage
+from bot.memory.errors import ExtractionFailed
+from bot.memory.models import MemoryFile, Turn, iso
 from bot.memory.parsing import ExtractionParseError, parse_extraction
 from bot.memory.stats import CallCounts
 
@@ -74,15 +76,6 @@ Answer exactly in this shape:
 "longTermBackground": {"summary": "", "shouldUpdate": false}}, "newFacts": [{"content": "", "category": "", \
 "confidence": 0.0}], "factsToRemove": []}
 """
-
-
-class ExtractionFailed(Exception):
-    """The extraction did not produce a usable answer; `transient` tells whether a later retry may succeed."""
-
-    def __init__(self, reason: str, *, transient: bool) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.transient = transient
 
 
 @dataclass(frozen=True, slots=True)

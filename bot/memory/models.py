@@ -10,9 +10,8 @@ version does not know about through a load/save round trip.
 
 from __future__ import annotations
 
-import math
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -237,135 +236,6 @@ class MemoryFile(_Open):
         raise KeyError(name)
 
 
-# --- the extractor's answer -------------------------------------------------------------------------------
-
-
-def _coerce_confidence(value: Any) -> float:
-    """LLMs write confidence as 0.9, "0.9", "90%", "high" or null; turn all of them into [0, 1]."""
-    words = {"very high": 0.95, "high": 0.9, "medium": 0.7, "moderate": 0.7, "low": 0.4, "very low": 0.2}
-    if value is None or isinstance(value, bool):
-        return 0.0
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in words:
-            return words[text]
-        percent = text.endswith("%")
-        try:
-            number = float(text.rstrip("%").strip())
-        except ValueError:
-            return 0.0
-        value = number / 100 if percent else number
-    if not isinstance(value, int | float):
-        return 0.0
-    try:
-        number = float(value)
-    except OverflowError:  # an integer too large for a float: nonsense, not certainty
-        return 0.0
-    if not math.isfinite(number):
-        return 0.0
-    if 1.0 < number <= 100.0:
-        number /= 100  # "85" meant 85 %
-    return min(1.0, max(0.0, number))
-
-
-class SectionUpdate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    summary: str = ""
-    shouldUpdate: bool = False
-
-    @field_validator("summary", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        return "" if value is None else value
-
-    @field_validator("shouldUpdate", mode="before")
-    @classmethod
-    def _flag(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return value.strip().lower() in {"true", "yes", "1"}
-        return bool(value) if value is not None else False
-
-
-def _none_as_empty(value: Any) -> Any:
-    """Models write `null` for "nothing to say"; treat it as the empty default rather than a wrong shape."""
-    return {} if value is None else value
-
-
-class UserUpdate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    workContext: SectionUpdate = Field(default_factory=SectionUpdate)
-    personalContext: SectionUpdate = Field(default_factory=SectionUpdate)
-    topOfMind: SectionUpdate = Field(default_factory=SectionUpdate)
-
-    _sections = field_validator("*", mode="before")(_none_as_empty)
-
-
-class HistoryUpdate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    recentMonths: SectionUpdate = Field(default_factory=SectionUpdate)
-    earlierContext: SectionUpdate = Field(default_factory=SectionUpdate)
-    longTermBackground: SectionUpdate = Field(default_factory=SectionUpdate)
-
-    _sections = field_validator("*", mode="before")(_none_as_empty)
-
-
-class NewFact(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    content: str
-    category: str = "context"
-    confidence: float = 0.0
-
-    @field_validator("confidence", mode="before")
-    @classmethod
-    def _clamp(cls, value: Any) -> float:
-        return _coerce_confidence(value)
-
-    @field_validator("category", mode="before")
-    @classmethod
-    def _category(cls, value: Any) -> str:
-        text = str(value or "context").strip().lower()
-        return text if text in FACT_CATEGORIES else "context"
-
-    @field_validator("content", mode="before")
-    @classmethod
-    def _content(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
-
-
-class ExtractionResult(BaseModel):
-    """The extractor LLM's JSON answer, in the shape docs/architecture.md fixes."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    user: UserUpdate = Field(default_factory=UserUpdate)
-    history: HistoryUpdate = Field(default_factory=HistoryUpdate)
-    newFacts: list[NewFact] = Field(default_factory=list)
-    factsToRemove: list[str] = Field(default_factory=list)
-
-    _parts = field_validator("user", "history", mode="before")(_none_as_empty)
-
-    @field_validator("newFacts", "factsToRemove", mode="before")
-    @classmethod
-    def _list(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-    @field_validator("factsToRemove", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [str(item) for item in value if isinstance(item, str | int)]
-        return value
-
-    def section_updates(self) -> list[tuple[str, SectionUpdate]]:
-        return [(name, getattr(self.user, name)) for name in USER_SECTIONS] + [
-            (name, getattr(self.history, name)) for name in HISTORY_SECTIONS
-        ]
-
-
 # --- conversation turns -----------------------------------------------------------------------------------
 
 Role = Literal["user", "assistant"]
@@ -397,6 +267,9 @@ class Turn:
     text: str
     at: datetime
     turn_id: str = ""
+    # The user's forget generation when the turn arrived (see `bot.memory.storage.interfaces`): work under an
+    # older one is never learned. Not part of the JSON: each store keeps it its own way.
+    generation: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -492,9 +365,14 @@ class ConversationKey:
         return f"{self.conversation_id}:{self.user_id}"
 
 
-@dataclass(slots=True)
-class TokenUsage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
+@dataclass(frozen=True, slots=True)
+class SwitchTarget:
+    """Where the memory switches of a message apply: its server (None in DMs) and the channel whose switch counts
+    (a thread's parent). Not a `Place`: switches follow channels, places follow who can read them."""
+
+    guild_id: int | None
+    channel_id: int
+
+    @classmethod
+    def dm(cls, channel_id: int = 0) -> SwitchTarget:
+        return cls(None, channel_id)

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from bot.memory.models import ExtractionResult
+from bot.memory.answer import ExtractionResult
 
 MAX_ANSWER_CHARS = 200_000
 MAX_FAILED_STARTS = 100

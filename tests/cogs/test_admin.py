@@ -13,7 +13,9 @@ import discord
 import pytest
 
 from bot.app import DataDirError, build_resources, start_memory
-from bot.switches import SWITCHES_FILE, MemorySwitches, SwitchTarget
+from bot.memory.models import SwitchTarget
+from bot.memory.storage.bundle import SWITCHES_FILE
+from bot.switches import switch_target_of
 from cogs.admin import NOT_ALLOWED
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -86,7 +88,7 @@ async def test_a_member_without_manage_server_is_refused_at_run_time(scene: Scen
     text = await admin(h, "channel", admin_interaction(scene, admin=False), channel=scene.general, learning=False)
     assert text == NOT_ALLOWED
     assert not (h.settings.data_dir / SWITCHES_FILE).exists()
-    assert h.resources.switches.in_channel(scene.general).learning
+    assert h.resources.memory.switch_at(switch_target_of(scene.general)).learning
 
 
 async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_path: Path) -> None:
@@ -97,12 +99,12 @@ async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_
     await admin(h, "channel", admin_interaction(s, admin=True), channel=s.general, learning=False)
     await h.close()
     again = await make_harness(data_dir=h.settings.data_dir)
-    switches = again.resources.switches
-    assert switches.at(SwitchTarget(s.guild.id, s.general.id)).learning is False
-    assert switches.at(SwitchTarget(s.guild.id, s.thread.id + 1)).learning is True  # another channel still learns
-    assert switches.at(SwitchTarget(s.guild.id, s.general.id)).recall is False
+    switches = again.resources.memory
+    assert switches.switch_at(SwitchTarget(s.guild.id, s.general.id)).learning is False
+    assert switches.switch_at(SwitchTarget(s.guild.id, s.thread.id + 1)).learning is True  # another still learns
+    assert switches.switch_at(SwitchTarget(s.guild.id, s.general.id)).recall is False
     # DMs are never switched
-    assert switches.at(SwitchTarget(None, s.alice_dm.id)) == switches.at(SwitchTarget(None, 1))
+    assert switches.switch_at(SwitchTarget(None, s.alice_dm.id)) == switches.switch_at(SwitchTarget(None, 1))
 
 
 # --- off means off --------------------------------------------------------------------------------------------
@@ -115,7 +117,7 @@ async def test_server_learning_off_learns_nothing_there_and_dms_still_learn(scen
     await dispatched(h, h.discord.mention_bot(scene.thread, scene.alice, f"and again: {SECRET}"))
     assert len(h.discord.sent) == 2  # it still answers
     assert not learned_anything(h)
-    assert h.memory.journal is not None and h.memory.journal.pending == 0
+    assert h.memory.storage.turns is not None and h.memory.storage.turns.pending == 0
     await dispatched(h, h.discord.message(scene.alice_dm, scene.alice_user, f"in private: {SECRET}"))
     assert len(h.llm.extraction_requests) == 1
 
@@ -163,7 +165,7 @@ async def test_the_operators_lists_switch_learning_and_recall_off(make_harness: 
     interaction = make_interaction(alice, guild=guild, channel=channel)
     interaction.permissions = discord.Permissions(manage_guild=True)
     await admin(h, "server", interaction, learning=True, recall=True)
-    assert h.resources.switches.in_channel(channel).learning is False
+    assert h.resources.memory.switch_at(switch_target_of(channel)).learning is False
     if by == "guild":
         assert "operator" in last_text(interaction)
 
@@ -182,26 +184,13 @@ async def test_users_own_commands_keep_working_where_memory_is_off(scene: Scene)
 # --- the file ---------------------------------------------------------------------------------------------------
 
 
-async def test_switches_file_holds_only_what_is_off_and_an_unreadable_one_stops_the_start(tmp_path: Path) -> None:
-    path = tmp_path / SWITCHES_FILE
-    switches = MemorySwitches(path)
-    await switches.set_guild(5, learning=False, recall=True)
-    await switches.set_channel(6, learning=False)
-    await switches.set_channel(7, learning=True)
-    assert json.loads(path.read_bytes()) == {
-        "guilds": {"5": {"learning": False, "recall": True}}, "channels": {"6": {"learning": False}},
-    }
-    await switches.set_guild(5, learning=True, recall=True)
-    assert json.loads(path.read_bytes())["guilds"] == {}
-
-
 async def test_an_unreadable_switches_file_is_one_clear_error(chat_server: Any, tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / SWITCHES_FILE).write_bytes(b'{"guilds": {"5": ')
+    (data / SWITCHES_FILE).write_bytes(b'{"records": {"guild:5": ')
     resources = build_resources(make_settings(chat_server, data))
     with pytest.raises(DataDirError) as caught:
         await start_memory(resources)
     assert SWITCHES_FILE in str(caught.value) and "\n" not in str(caught.value)
-    assert (data / SWITCHES_FILE).read_bytes() == b'{"guilds": {"5": '  # kept as it was
+    assert (data / SWITCHES_FILE).read_bytes() == b'{"records": {"guild:5": '  # kept as it was
     await resources.aclose()

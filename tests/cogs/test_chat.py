@@ -422,7 +422,7 @@ async def test_the_exchange_is_learned_under_the_thread_and_the_user(scene: Scen
     h.llm.say(reply("Rust is a great choice for that."))
     h.llm.extract = lambda body: extraction(facts=[("Is writing a compiler in Rust", "context", 0.95)])
     await h.chat.on_message(h.discord.mention_bot(scene.thread, scene.alice, "I'm writing a compiler in Rust"))
-    assert h.memory.debouncer.has_pending_for(ALICE_ID)
+    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
     journal = (h.settings.data_dir / "pending.jsonl").read_text().splitlines()
     keys = {(r["conv"], r["user"]) for r in map(json.loads, journal) if r["op"] == "turn"}
     assert keys == {(str(scene.thread.id), str(ALICE_ID))}  # (thread, user): the key the batch waits under
@@ -448,7 +448,7 @@ async def test_a_paused_users_turns_are_not_learned(scene: Scene) -> None:
     message = h.discord.message(scene.alice_dm, scene.alice_user, "my cat Miso is sick")
     await h.chat.on_message(message)
     assert len(h.discord.replies_to(message)) == 1  # still answered
-    assert not h.memory.debouncer.has_pending_for(ALICE_ID)
+    assert not h.memory.learning.debouncer.has_pending_for(ALICE_ID)
     await h.settle()
     assert h.llm.extraction_requests == []
     assert h.memory_on_disk(ALICE_ID) is None

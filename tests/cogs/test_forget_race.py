@@ -42,7 +42,7 @@ async def test_a_wipe_confirmed_while_the_reply_is_generated_wins(make_harness: 
         released.set()
     await asyncio.wait_for(handler, 10)  # replied, and handed its turns to memory
     assert any(sent.content == "Nice name!" for sent in h.discord.bot_messages())
-    assert await h.memory.debouncer.flush(10)
+    assert await h.memory.learning.debouncer.flush(10)
 
     assert h.llm.extraction_requests == []  # nothing of that message was learned...
     assert h.memory_on_disk(ALICE_ID) is None

@@ -285,7 +285,7 @@ async def test_confirming_wipes_the_memory_and_cancels_pending_updates(make_harn
     alice_dm, bob_dm = h.discord.dm(ALICE), h.discord.dm(BOB)
     await h.chat.on_message(h.discord.message(alice_dm, ALICE, "I just moved to Porto"))
     await h.chat.on_message(h.discord.message(bob_dm, BOB, "I just adopted a dog"))
-    assert h.memory.debouncer.has_pending_for(ALICE_ID)
+    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
 
     _, view = await ask_to_forget_everything(h, ALICE)
     confirm = make_interaction(ALICE)
@@ -295,9 +295,9 @@ async def test_confirming_wipes_the_memory_and_cancels_pending_updates(make_harn
     assert "forgotten everything" in last_text(confirm)
     assert calls(confirm)[-1].kwargs["view"] is None
     assert not h.memory_path(ALICE_ID).exists()
-    assert not h.memory.debouncer.has_pending_for(ALICE_ID)
+    assert not h.memory.learning.debouncer.has_pending_for(ALICE_ID)
 
-    assert await h.memory.debouncer.flush(10)
+    assert await h.memory.learning.debouncer.flush(10)
     texts = [t["text"] for body in h.llm.extraction_requests for t in extraction_input(body)["newTurns"]]
     assert texts == ["I just adopted a dog", "Happy to help with that!"]  # Bob's update still happens
     assert not h.memory_path(ALICE_ID).exists()

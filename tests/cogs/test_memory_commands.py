@@ -190,19 +190,19 @@ async def test_forget_minutes_removes_recent_facts_drops_pending_turns_and_resto
     h.memory.clock = clock
     learn_what_is_said(h)
     old = await seed_memory(h.memory, ALICE_ID, ["Lives in Lisbon"], workContext="Runs a bakery")
-    async with h.memory.store.edit(ALICE_ID) as draft:  # learned two hours ago
+    async with h.memory.storage.memories.edit(ALICE_ID) as draft:  # learned two hours ago
         draft.user.workContext.updatedAt = iso(clock.now - timedelta(hours=2))
         draft.facts[0].createdAt = iso(clock.now - timedelta(hours=2))
 
     await chat(h, ALICE, "I quit the bakery to become a pilot")
-    await h.memory.debouncer.flush(10)  # learned now
+    await h.memory.learning.debouncer.flush(10)  # learned now
     learned = h.memory_on_disk(ALICE_ID)
     assert learned is not None and learned["user"]["workContext"]["summary"].startswith("Lately: I quit")
     assert len(learned["facts"]) == 2
 
     clock.advance(minutes=5)
     await chat(h, ALICE, "And my pin code is 1234")  # waiting to be learned
-    assert h.memory.debouncer.has_pending_for(ALICE_ID)
+    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
 
     interaction = await run(h, "forget", ALICE, minutes=30)
     assert_private_and_deferred(interaction)
@@ -213,7 +213,7 @@ async def test_forget_minutes_removes_recent_facts_drops_pending_turns_and_resto
     assert [f["id"] for f in stored["facts"]] == [old.facts[0].id]
     assert stored["user"]["workContext"]["summary"] == "Runs a bakery"
 
-    await h.memory.debouncer.flush(10)
+    await h.memory.learning.debouncer.flush(10)
     texts = [text for body in h.llm.extraction_requests for text in said_by_user(body)]
     assert "And my pin code is 1234" not in texts
     assert b"pilot" not in h.memory_path(ALICE_ID).read_bytes()  # not even as a summary's previous value
@@ -300,10 +300,10 @@ async def test_resume_ends_fresh_and_incognito(harness: Harness) -> None:
     await seed_memory(h.memory, ALICE_ID, ["Has a dog named Biscuit"])
     await run(h, "fresh", ALICE, minutes=0)
     await run(h, "incognito", ALICE, minutes=45)
-    modes = h.memory.modes_of(ALICE_ID)
+    modes = h.memory.privacy_of(ALICE_ID)
     assert modes.fresh and modes.incognito
     assert last_text(await run(h, "resume", ALICE)).startswith("Resumed")
-    modes = h.memory.modes_of(ALICE_ID)
+    modes = h.memory.privacy_of(ALICE_ID)
     assert not modes.fresh and not modes.incognito
     assert last_text(await run(h, "resume", ALICE)).startswith("Nothing to resume")
     await chat(h, ALICE, "Tell me about my dog")

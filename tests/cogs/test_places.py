@@ -339,7 +339,7 @@ async def test_show_names_each_items_place_and_marks_what_this_place_cannot_use(
         ]
     )
     memory.user.topOfMind.summary = "Coping"
-    await h.memory.store.save(ALICE_ID, memory)
+    await h.memory.storage.memories.save(ALICE_ID, memory)
 
     in_general = await run(h, "show", scene.alice_user, channel=scene.general, guild=scene.guild)
     embed = calls(in_general)[-1].kwargs["embed"]

@@ -84,7 +84,7 @@ async def test_a_database_outage_costs_the_reply_its_memory_not_the_reply(
         f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'",
     )
     caplog.set_level(logging.WARNING)
-    h.memory.store._cache.clear()  # type: ignore[union-attr]  # a reply that must read the database
+    h.memory.storage.memories._cache.clear()  # type: ignore[union-attr]  # a reply that must read the database
     sent = len(h.discord.sent)
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "are you there?"))
     assert len(h.discord.sent) == sent + 1  # answered

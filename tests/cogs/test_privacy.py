@@ -63,7 +63,7 @@ async def test_forever_and_no_contact_are_said_plainly(make_harness: MakeHarness
 
 async def test_the_server_switches_show_where_it_is_asked(scene: Scene) -> None:
     h = scene.h
-    await h.resources.switches.set_guild(scene.guild.id, learning=False, recall=True)
+    await h.resources.memory.set_guild_switch(scene.guild.id, learning=False, recall=True)
     text = await ask(h, make_interaction(scene.alice, guild=scene.guild, channel=scene.thread))
     assert "**In Test server**" in text
     assert "Learning is **off**" in text and "in replies is on" in text

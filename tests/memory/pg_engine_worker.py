@@ -28,8 +28,9 @@ from pathlib import Path
 from bot.app import build_resources, start_memory
 from bot.config import Settings
 from bot.memory.models import ConversationKey, Fact, Place, Turn
-from bot.memory.pg.database import Database
-from bot.memory.pg.store import PostgresMemoryStore
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.storage.pg.database import Database
+from tests.support.engine import learn
 
 FILLER = "and keeps notes about the migration of the billing service, the on-call rota and the quarterly review; "
 
@@ -72,7 +73,7 @@ async def run_engine(url: str, base_url: str, data_dir: Path, lease: float) -> N
     )
     resources = build_resources(settings)
     service = resources.memory
-    queue = service.journal
+    queue = service.storage.turns
     assert queue is not None
     original_claim = queue.claim
 
@@ -93,14 +94,14 @@ async def run_engine(url: str, base_url: str, data_dir: Path, lease: float) -> N
         if op == "remember":
             uid = int(command["user"])
             turn = Turn("user", uid, "ana", command["text"], datetime.now(UTC), command["id"])
-            await service.remember(ConversationKey(int(command["conv"]), uid, Place.dm()), [turn])
+            await learn(service, ConversationKey(int(command["conv"]), uid, Place.dm()), [turn])
             print(f"ACK {command['id']}", flush=True)
         elif op == "forget":
             await service.forget_all(int(command["user"]))
             print(f"FORGOT {command['user']}", flush=True)
         elif op == "flush":
             await service.flush(30)
-            print(f"FLUSHED {service.stats.batches_saved}", flush=True)
+            print(f"FLUSHED {service.learning.stats.batches_saved}", flush=True)
         elif op == "exit":
             break
     await service.shutdown(10)

@@ -17,12 +17,9 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.journal import Journal
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.pauses import PauseRegistry
-from bot.memory.selector import FactSelector
-from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.service import MemoryPolicy
+from tests.support.engine import file_service, learn
 
 USERS = 5
 
@@ -33,19 +30,16 @@ def user_for(seq: int) -> int:
 
 async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
     client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10)
-    service = MemoryService(
-        store=MemoryStore(data_dir / "memory"),
-        extractor=MemoryExtractor(client, model="test-model", max_retries=2),
-        selector=FactSelector(),
-        journal=Journal(data_dir / "pending.jsonl"),
-        pauses=PauseRegistry(data_dir / "paused.json"),
-        policy=MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5, max_facts=100_000),
+    service = file_service(
+        data_dir,
+        MemoryExtractor(client, model="test-model", max_retries=2),
+        MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5, max_facts=100_000),
     )
     await service.open()
     for seq in range(first, first + count):
         uid = user_for(seq)
         turn = Turn("user", uid, f"user{uid}", f"I like token-{seq}", datetime.now(UTC), f"t{seq}")
-        await service.remember(ConversationKey(100 + uid, uid), [turn])
+        await learn(service, ConversationKey(100 + uid, uid), [turn])
         print(f"ACK t{seq}", flush=True)
         await asyncio.sleep(0.002)
     await service.shutdown(30)

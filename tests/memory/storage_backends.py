@@ -1,4 +1,5 @@
-"""Both storage backends, built the same way, for the contract tests: files under a folder, or PostgreSQL."""
+"""Both storage backends, built by the one builder per backend, for the contract tests: files under a folder, or
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,13 +8,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.memory.backend import TurnQueue, UserMemoryStore
-from bot.memory.journal import Journal
-from bot.memory.pg.database import Database
-from bot.memory.pg.schema import migrate
-from bot.memory.pg.store import PostgresMemoryStore
-from bot.memory.pg.turns import PostgresTurnQueue
-from bot.memory.store import MemoryStore
+from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
+from bot.memory.storage.interfaces import MemoryDocuments, TurnQueue
+from bot.storage.pg.database import Database
 
 BACKENDS = ("files", "postgres")
 
@@ -21,9 +18,19 @@ BACKENDS = ("files", "postgres")
 @dataclass(slots=True)
 class Storage:
     kind: str
-    store: UserMemoryStore
-    queue: TurnQueue
-    database: Database | None
+    bundle: StorageBundle
+
+    @property
+    def store(self) -> MemoryDocuments:
+        return self.bundle.memories
+
+    @property
+    def queue(self) -> TurnQueue:
+        return self.bundle.turns
+
+    @property
+    def database(self) -> Database | None:
+        return self.bundle.database
 
 
 @asynccontextmanager
@@ -35,21 +42,14 @@ async def open_storage(
     `orphan_seconds=0` makes unclaimed turns of a dead process immediately resumable, as the journal's replay is.
     """
     if kind == "files":
-        store = MemoryStore(folder / "memory")
-        journal = Journal(folder / "pending.jsonl", durable=False)
-        await store.open()
-        yield Storage(kind, store, journal, None)
-        await journal.close()
-        return
-    assert url is not None
-    database = Database(url, size=4)
-    await database.open()
-    await database.run(migrate, transaction=False)
-    queue = PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds)
-    pg_store = PostgresMemoryStore(database)
-    await pg_store.open()
+        bundle = build_file_storage(folder, durable=False)
+    else:
+        assert url is not None
+        bundle = build_postgres_storage(
+            Database(url, size=4), lease_seconds=lease_seconds, orphan_seconds=orphan_seconds
+        )
+    await bundle.open()
     try:
-        yield Storage(kind, pg_store, queue, database)
+        yield Storage(kind, bundle)
     finally:
-        await queue.close()
-        await database.close()
+        await bundle.close()

@@ -12,19 +12,15 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.backend import ActivityStore
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
-from bot.memory.pg.activity import PostgresActivityLog
-from bot.memory.pg.database import Database
-from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
-from bot.memory.pg.replies import PostgresReplyLog
-from bot.memory.pg.store import PostgresMemoryStore
-from bot.memory.pg.turns import PostgresTurnQueue
-from bot.memory.retention import ACTIVITY_FILE, ActivityLog
-from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
+from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
+from bot.memory.storage.interfaces import ActivityStore, ReplyRecord
+from bot.memory.storage.pg.activity import PostgresActivityLog
+from bot.storage.pg.database import Database
 from tests.conftest_state import Databases
+from tests.support.engine import postgres_service
 
 ALICE, BOB, CAROL = 80351110224678912, 1001, 1002
 DAY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -54,7 +50,7 @@ async def test_days_survive_restarts_and_removal_is_final(tmp_path: Path, databa
     again = await opened(tmp_path, databases)
     assert sorted(again.users()) == [BOB, ALICE]
     assert again.last_seen(BOB) == end_of(DAY - timedelta(days=3)) and again.last_seen(CAROL) is None
-    await again.remove(ALICE)
+    await again.forget_user(ALICE)
     await again.save()
     assert again.last_seen(ALICE) is None
     third = await opened(tmp_path, databases)
@@ -96,16 +92,10 @@ async def test_only_one_process_holds_the_sweep_lock(pg_databases: Databases) ->
 
 def make_service(database: Database, now: datetime) -> MemoryService:
     client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)  # never called
-    return MemoryService(
-        store=PostgresMemoryStore(database),
-        extractor=MemoryExtractor(client, model="unused", max_retries=0),
-        selector=FactSelector(),
-        journal=PostgresTurnQueue(database, lease_seconds=60, orphan_seconds=3600),
-        pauses=PostgresPauseRegistry(database),
-        modes=PostgresModeRegistry(database),
-        replies=PostgresReplyLog(database),
-        activity=PostgresActivityLog(database),
-        policy=MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600, retention_days=30),
+    return postgres_service(
+        database,
+        MemoryExtractor(client, model="unused", max_retries=0),
+        MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600, retention_days=30),
         clock=lambda: now,
     )
 
@@ -121,19 +111,18 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     memory = MemoryFile()
     memory.facts.append(Fact(id="fact_0000aaaa", content="secret-alice " + "x" * 150, category="context",
                              confidence=0.9, createdAt=DAY.isoformat()))
-    await one.store.save(ALICE, memory)
+    await one.storage.memories.save(ALICE, memory)
     await first.execute("UPDATE memories SET updated_at = $1 WHERE user_id = $2", DAY, ALICE)
-    await one.journal.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
+    await one.storage.turns.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
                                                             text="secret-alice pending", at=DAY, turn_id="t1")])
-    await one.replies.record([777], ALICE, ["workContext"], ["fact_0000aaaa"])
-    await one.pauses.set_paused(ALICE, True)
-    await one.modes.set_fresh(ALICE, "resume", now)
-    one.activity.note(ALICE, DAY)
-    one.activity.note(BOB, now)
-    await one.activity.save()
+    await one.storage.replies.record(ReplyRecord((777,), ALICE, ("workContext",), ("fact_0000aaaa",)), generation=0)
+    await one.storage.privacy.update(ALICE, now, paused=True, fresh_until_resume=True)
+    one.storage.activity.note(ALICE, DAY)
+    one.storage.activity.note(BOB, now)
+    await one.storage.activity.save()
 
     caplog.set_level(logging.DEBUG, logger="bot.memory.retention")
-    async with one.activity.sweep_lock() as mine:  # the first process is sweeping
+    async with one.storage.activity.sweep_lock() as mine:  # the first process is sweeping
         assert mine
         assert await other.sweep_retention() == 0
     assert "another process is sweeping" in caplog.text
@@ -142,8 +131,9 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     assert await other.sweep_retention() == 1
     leftovers = {
         table: await first.fetchval(f"SELECT count(*) FROM {table} WHERE user_id = $1", ALICE)
-        for table in ("memories", "pending_turns", "reply_records", "paused_users", "user_modes", "user_activity")
+        for table in ("memories", "pending_turns", "reply_records", "user_activity")
     }
+    leftovers["records"] = await first.fetchval("SELECT count(*) FROM records WHERE key = $1", str(ALICE))
     assert leftovers == dict.fromkeys(leftovers, 0)
     dump = json.dumps([dict(r) for r in await first.fetch("SELECT * FROM user_activity")], default=str)
     assert str(BOB) in dump  # the active user stays

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.atomic import AtomicWriter, is_temp_name, json_bytes, sweep_temp_files
+from bot.storage.atomic import AtomicWriter, is_temp_name, json_bytes, sweep_temp_files
 
 
 def _failing_fsync(code: int) -> tuple[list[int], AtomicWriter]:

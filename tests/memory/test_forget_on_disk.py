@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory import journal as journal_module
-from bot.memory.journal import JOURNAL_NAME, PARKED_RETENTION
+from bot.memory.learning import MAX_PERMANENT_FAILURES
 from bot.memory.models import ConversationKey, utc_now
-from bot.memory.service import MAX_PERMANENT_FAILURES
+from bot.memory.storage.files import journal as journal_module
+from bot.memory.storage.files.journal import JOURNAL_NAME, PARKED_RETENTION
 from tests.llm_server import ChatServer, error, extraction
 from tests.memory.test_service import ALICE, BOB, CHANNEL, Engine, errors_in, make_engine, turn
+from tests.support.engine import learn
 
 SECRET = "zebra-violet-4711"
 FACT = f"Keeps a pet axolotl called {SECRET}"
@@ -56,8 +57,8 @@ def secret_fact(chat_server: ChatServer) -> None:
 
 async def learned(engine: Engine, user: int = ALICE) -> None:
     key = ConversationKey(CHANNEL, user)
-    await engine.service.remember(key, [turn(user, f"my axolotl is called {SECRET}")])
-    await engine.service.remember(key, [turn(user, f"yes, {SECRET} is orange", role="assistant")])
+    await learn(engine.service, key, [turn(user, f"my axolotl is called {SECRET}")])
+    await learn(engine.service, key, [turn(user, f"yes, {SECRET} is orange", role="assistant")])
     await engine.settle()
     assert engine.facts_on_disk(user) == [FACT]
 
@@ -70,8 +71,8 @@ async def test_forget_everything_leaves_no_byte_of_the_user_under_the_data_folde
     try:
         await learned(engine)
         # more words still waiting for their extraction, and a damaged copy of the memory file kept aside
-        engine.service.debouncer.quiet_seconds = 60
-        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"{SECRET} ate a worm")])
+        engine.service.learning.debouncer.quiet_seconds = 60
+        await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"{SECRET} ate a worm")])
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'{{"{SECRET}')
         assert holders(tmp_path, SECRET)
 
@@ -101,7 +102,7 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
     await engine.service.open()
-    engine.service.journal._done_delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
+    engine.service.storage.turns._done_delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
     try:
         await learned(engine)
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'["{FACT}"')
@@ -123,13 +124,13 @@ async def test_a_turn_that_arrived_before_a_wipe_is_not_learned_after_it(
     try:
         ticket = engine.service.learning_ticket(ALICE)  # the message arrives; the reply takes a while...
         assert await engine.service.forget_all(ALICE) is False  # ...and the wipe is confirmed meanwhile
-        kept = await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=ticket)
+        kept = await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=ticket)
         assert kept is False
         await engine.settle()
         assert chat_server.requests == []
         assert holders(tmp_path, SECRET) == []
         fresh = engine.service.learning_ticket(ALICE)  # a message after the wipe is learned as usual
-        assert await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=fresh)
+        assert await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=fresh)
     finally:
         await engine.aclose()
 
@@ -155,7 +156,7 @@ async def test_files_and_folders_are_private_under_a_normal_umask(
 ) -> None:
     data = tmp_path / "data"
     engine = make_engine(data, chat_server.base_url)
-    engine.service.journal._done_delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
+    engine.service.storage.turns._done_delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
     await engine.service.open()
     try:
         await learned(engine)
@@ -165,7 +166,7 @@ async def test_files_and_folders_are_private_under_a_normal_umask(
     finally:
         await engine.aclose()
     files = [p for p in data.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {f"{ALICE}.json", JOURNAL_NAME, "paused.json"}
+    assert {p.name for p in files} >= {f"{ALICE}.json", JOURNAL_NAME, "privacy.json"}
     assert any(".corrupt-" in p.name for p in files)
     assert {str(p.relative_to(data)): oct(mode(p)) for p in files} == {
         str(p.relative_to(data)): oct(0o600) for p in files
@@ -179,10 +180,10 @@ async def test_files_an_older_version_left_readable_are_tightened_at_start(
     data = tmp_path / "data"
     (data / "memory").mkdir(parents=True, mode=0o755)
     data.chmod(0o755)
-    loose = [data / "memory" / f"{ALICE}.json", data / JOURNAL_NAME, data / "paused.json"]
+    loose = [data / "memory" / f"{ALICE}.json", data / JOURNAL_NAME, data / "privacy.json"]
     loose[0].write_text("{}")
     loose[1].write_text("")
-    loose[2].write_text('{"users": []}')
+    loose[2].write_text('{"records": {}}')
     for path in loose:
         path.chmod(0o644)
     engine = make_engine(data, chat_server.base_url)
@@ -207,7 +208,7 @@ async def test_a_batch_the_model_always_refuses_is_parked_across_restarts_then_d
         engine = make_engine(tmp_path, chat_server.base_url)
         await engine.service.open()
         if first:
-            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"a long story {SECRET}")])
+            await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"a long story {SECRET}")])
         await engine.settle()
         await engine.service.shutdown(5)
         await engine.aclose()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from tests.memory.crash_writer import WriterPool, finish, read_line
 
 ALICE, BOB = 1001, 2002
@@ -71,10 +71,10 @@ async def test_records_are_appended_and_fsynced(path: Path) -> None:
     }
     assert ops[2] == {"op": "done", "user": str(ALICE), "turnIds": ["1"]}
     assert len(synced) == 2  # one fsync per append, before it returns
-    await journal.purge(BOB)  # not a byte of Bob's in the file: nothing to rewrite
+    await journal.forget_user(BOB)  # not a byte of Bob's in the file: nothing to rewrite
     assert [r["op"] for r in records(path)] == ["turn", "turn", "done"] and len(synced) == 2
     await journal.add(key(BOB), [turn("9", BOB)])
-    await journal.purge(BOB)  # rewrites the file at once: only what is still pending remains
+    await journal.forget_user(BOB)  # rewrites the file at once: only what is still pending remains
     assert records(path) == [
         {"op": "turn", "conv": str(CHANNEL), "user": str(ALICE), "place": "dm", "turn": turn("2").to_json()}
     ]
@@ -116,7 +116,7 @@ async def test_purge_then_add_keeps_only_later_turns(path: Path) -> None:
     await journal.add(key(ALICE), [turn("old1"), turn("old2")])
     await journal.add(key(BOB), [turn("bob1", BOB)])
     await journal.add(key(ALICE, 999), [turn("old3")])
-    await journal.purge(ALICE)
+    await journal.forget_user(ALICE)
     await journal.add(key(ALICE), [turn("new1")])
     assert journal.pending_for(ALICE) == 1
     assert live_ids(path) == [(BOB, "bob1"), (ALICE, "new1")]
@@ -148,7 +148,7 @@ async def test_torn_last_line_is_skipped_and_earlier_records_survive(
     full = json.dumps({"op": "turn", "conv": "5", "user": str(ALICE), "turn": turn("3").to_json()})
     with open(path, "ab") as handle:  # what a crash in the middle of an append leaves
         handle.write(full.encode()[: len(full) // 2])
-    caplog.set_level(logging.WARNING, logger="bot.memory.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
 
     fresh = Journal(path)
     assert live_ids(fresh) == [(ALICE, "2")]
@@ -189,7 +189,7 @@ async def test_unreadable_records_are_skipped(path: Path, garbage: bytes, caplog
     with open(path, "ab") as handle:
         handle.write(garbage + b"\n")
     await Journal(path).add(key(), [turn("2")])
-    caplog.set_level(logging.WARNING, logger="bot.memory.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
     assert live_ids(path) == [(ALICE, "1"), (ALICE, "2")]
     assert "skipped 1 unreadable" in caplog.text
 
@@ -210,7 +210,7 @@ async def test_compaction_during_appends_keeps_exactly_the_live_records(path: Pa
             for tid in done:
                 del expected[(user, tid)]
         if rng.random() < 0.03:
-            await journal.purge(user)
+            await journal.forget_user(user)
             expected = {k: None for k in expected if k[0] != user}
         max_lines = max(max_lines, len(path.read_bytes().splitlines()))
         assert journal.pending == len(expected)
@@ -248,7 +248,7 @@ async def test_failed_compaction_is_not_an_error(path: Path, caplog: pytest.LogC
             raise OSError(errno.ENOSPC, "No space left on device")
         os.fsync(fd)
 
-    caplog.set_level(logging.WARNING, logger="bot.memory.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
     journal = Journal(path, compact_after=2, fsync=fsync)
     await journal.add(key(), [turn("1")])
     await journal.done(ALICE, ["1"])

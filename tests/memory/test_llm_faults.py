@@ -16,8 +16,8 @@ from typing import Literal
 
 import pytest
 
+from bot.memory.learning import MAX_REQUEUES
 from bot.memory.models import ConversationKey, Fact, MemoryFile
-from bot.memory.service import MAX_REQUEUES
 from tests.llm_server import (
     ChatServer,
     Response,
@@ -34,6 +34,7 @@ from tests.llm_server import (
     truncated,
 )
 from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
+from tests.support.engine import learn
 
 Outcome = Literal["applied", "ignored", "failed"]
 RETRIES = 2
@@ -171,7 +172,7 @@ async def test_llm_fault(
         before = engine.file(ALICE).read_bytes()
         texts = ["I just moved to Lisbon", "the weather is great"]
         with caplog.at_level(logging.INFO):
-            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
+            await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
             await engine.settle()
     finally:
         await engine.aclose()

@@ -38,6 +38,7 @@ from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Plac
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
+from tests.support.engine import learn, target_for
 
 BOT_ID = 42
 STALL_BOUND = 2.0  # seconds; the benchmark's figure is ~100x lower on an idle machine
@@ -156,7 +157,7 @@ async def run_load(
                 created_at=base + timedelta(seconds=i),
             )
             turns = filter_messages([message], bot_id=BOT_ID)
-            assert await engine.service.remember(ConversationKey(channel, uid), turns)
+            assert await learn(engine.service, ConversationKey(channel, uid), turns)
 
     started = time.perf_counter()
     try:
@@ -183,7 +184,7 @@ async def run_load(
         assert sorted(memory.appliedTurnIds) == sorted(str(uid * 100 + i) for i in range(messages))
     assert not list(engine.file(uids[0]).parent.glob("*.corrupt*"))
     assert engine.journaled() == []
-    assert engine.service.stats.batches_failed == 0
+    assert engine.service.learning.stats.batches_failed == 0
     assert lag.max_blocked < stall_bound, f"the event loop was blocked for {lag.max_blocked * 1000:.0f} ms"
     return figures
 
@@ -229,18 +230,18 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
                     content=f"I keep reading about topic-{uid}", created_at=base,
                 )
                 turns = filter_messages([message], bot_id=BOT_ID)
-                assert await engine.service.remember(ConversationKey(7000, uid), turns)
-            await asyncio.wait_for(engine.service.debouncer.wait_idle(), 300)
+                assert await learn(engine.service, ConversationKey(7000, uid), turns)
+            await asyncio.wait_for(engine.service.learning.debouncer.wait_idle(), 300)
             for uid in users:  # the first reply after each update fits a new index
                 used = await engine.service.memory_prompt(
-                    uid, ["any tips for sourdough?"], user_label="u", place=Place.dm()
+                    uid, ["any tips for sourdough?"], user_label="u", place=Place.dm(), target=target_for(Place.dm())
                 )
                 assert used.text
     finally:
         await engine.aclose()
     print(f"\nat the cap: max loop lag {lag.max_blocked * 1000:.0f} ms ({lag.max_lag * 1000:.0f} ms wall clock)")
     assert lag.ticks > 10
-    assert engine.service.stats.batches_saved == len(users)
+    assert engine.service.learning.stats.batches_saved == len(users)
     for uid in users:
         contents = engine.facts_on_disk(uid)
         assert len(contents) == 100

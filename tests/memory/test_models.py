@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
+from bot.memory.answer import ExtractionResult, NewFact
 from bot.memory.models import (
     FACT_CATEGORIES,
     MEMORY_VERSION,
-    ExtractionResult,
     Fact,
     MemoryFile,
-    NewFact,
     Turn,
     new_fact_id,
 )

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory import parsing
-from bot.memory.models import ExtractionResult
+from bot.memory.answer import ExtractionResult
 from bot.memory.parsing import MAX_FAILED_STARTS, ExtractionParseError, parse_extraction, strip_thinking
 
 

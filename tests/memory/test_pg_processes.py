@@ -21,10 +21,11 @@ import pytest
 from aiohttp import web
 
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.pg.database import Database
-from bot.memory.pg.schema import migrate
-from bot.memory.pg.store import PostgresMemoryStore
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.memory.storage.pg.schema import migrate
+from bot.storage.pg.database import Database
 from tests.llm_server import ChatServer, Response, _Exchange, extraction
+from tests.support.engine import message_id_of
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = 612345678901234567
@@ -150,20 +151,20 @@ async def test_a_batch_of_a_killed_process_is_completed_exactly_once(
 
     first.send(op="remember", user=USER, conv=5, id="t1", text="I sail a small boat every weekend")
     first.expect("ACK t1")
-    assert first.expect("CLAIMED") == f"CLAIMED {USER} t1"
+    assert first.expect("CLAIMED") == f"CLAIMED {USER} {message_id_of('t1')}"
     await chat_server.await_requests(1, timeout=WAIT)  # the extraction is in flight
     first.kill()
     stuck.opened.set()  # the answer goes to a dead process
 
     finisher = other or start_engine(engines, postgres_url, chat_server, tmp_path, "restarted")
-    assert finisher.expect("CLAIMED") == f"CLAIMED {USER} t1"  # after the lease ran out
+    assert finisher.expect("CLAIMED") == f"CLAIMED {USER} {message_id_of('t1')}"  # after the lease ran out
     finisher.send(op="flush")
     finisher.expect("FLUSHED")
     finisher.finish()
 
     memory = await memory_of(postgres_url, USER)
     assert [fact.content for fact in memory.facts] == ["Sails a small boat on weekends"]
-    assert memory.appliedTurnIds == ["t1"]
+    assert memory.appliedTurnIds == [str(message_id_of("t1"))]
     assert await pending_rows(postgres_url) == []
     assert len(chat_server.requests) == 2  # the killed attempt and the one that finished
 
@@ -190,7 +191,7 @@ async def test_a_forget_in_one_process_cancels_the_batch_another_has_claimed(
     learner.finish()
     forgetter.finish()
     assert (await memory_of(postgres_url, USER)).is_empty()
-    assert "discarded: its turns were forgotten or taken over" in learner.stderr()
+    assert "discarded: the user forgot or paused meanwhile" in learner.stderr()
     conn = await asyncpg.connect(postgres_url)
     try:
         assert await conn.fetchval("SELECT count(*) FROM memories") == 0

@@ -1,15 +1,27 @@
-"""PostgreSQL-only behaviour: a wipe in one process refuses turns written before it that another process adds
-later, and the pool reconnects after the server dropped its connections."""
+"""PostgreSQL-only behaviour: a forget or pause in one process refuses turns from before it that another process
+adds later, and the pool reconnects after the server dropped its connections."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+from openai import AsyncOpenAI
+
+from bot.memory.errors import Stale
+from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.pg.modes import PostgresModeRegistry, PostgresPauseRegistry
+from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
+from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.storage.pg.database import Database
+from bot.storage.pg.records import PostgresRecords
+from tests.llm_server import ChatServer
 from tests.memory.storage_backends import open_storage
 from tests.postgres import run_as_admin
+from tests.support.engine import learn, postgres_service
 
 USER = 812345678901234567
 OTHER = 812345678901234568
@@ -20,19 +32,20 @@ def turn(turn_id: str, at: datetime) -> Turn:
     return Turn("user", USER, "ana", "my new phone number is 555 0199", at, turn_id)
 
 
-async def test_a_turn_written_before_a_wipe_in_another_process_is_not_taken(
+async def test_a_turn_from_before_a_forget_in_another_process_is_not_taken(
     postgres_url: str, tmp_path: Path
 ) -> None:
     now = datetime.now(UTC)
     async with open_storage("postgres", tmp_path, postgres_url) as wiping, \
             open_storage("postgres", tmp_path, postgres_url) as slow:
-        await wiping.queue.purge(USER, wiped=True)
-        late = [turn("before", now - timedelta(seconds=30)), turn("after", now + timedelta(minutes=1))]
-        await slow.queue.add(KEY, late)
+        generation = await wiping.bundle.generations.bump(USER)
+        # the slow process took its ticket before the forget, and may not have heard of it yet
+        with pytest.raises(Stale):
+            await slow.queue.add(KEY, [turn("before", now)])
+        await slow.queue.add(KEY, [dataclasses.replace(turn("after", now), generation=generation)])
         assert [item.turn.turn_id for item in await slow.queue.pending_turns_of(USER)] == ["after"]
 
-        other = ConversationKey(5, OTHER)
-        await wiping.queue.purge(OTHER)  # a purge without a wipe (a pause, incognito) refuses nothing later
+        other = ConversationKey(5, OTHER)  # nobody else is affected
         await slow.queue.add(other, [Turn("user", OTHER, "bo", "hi", now - timedelta(minutes=5), "old")])
         assert [item.turn.turn_id for item in await slow.queue.pending_turns_of(OTHER)] == ["old"]
 
@@ -65,23 +78,41 @@ async def test_turns_held_by_a_process_that_died_are_taken_over_once_and_counted
 
 
 async def test_a_pause_or_incognito_set_in_one_process_refuses_turns_another_adds_at_once(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, chat_server: ChatServer
 ) -> None:
-    now = datetime.now(UTC)
-    async with open_storage("postgres", tmp_path, postgres_url) as pausing, \
-            open_storage("postgres", tmp_path, postgres_url) as behind:
-        assert pausing.database is not None
-        pauses, modes = PostgresPauseRegistry(pausing.database), PostgresModeRegistry(pausing.database)
-        await pauses.open()
-        await modes.open(now)
-        await pauses.set_paused(USER, True)  # the other process has not heard of it yet: only the table knows
-        await behind.queue.add(KEY, [turn("while-paused", now)])
-        await pauses.set_paused(USER, False)
-        await modes.set_incognito(USER, now + timedelta(minutes=5), now)
-        await behind.queue.add(KEY, [turn("while-incognito", now)])
-        await modes.clear(USER, now)
-        await behind.queue.add(KEY, [turn("after", now)])
-        assert [item.turn.turn_id for item in await behind.queue.pending_turns_of(USER)] == ["after"]
-        await pauses.close()
-        await modes.close()
+    client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0)
+    policy = MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600)
+    pausing = postgres_service(Database(postgres_url, size=2), MemoryExtractor(client, model="m"), policy)
+    behind = postgres_service(Database(postgres_url, size=2), MemoryExtractor(client, model="m"), policy)
+    await pausing.open()
+    await behind.open()
+    try:
+        key = ConversationKey(5, USER)
+        for start in (lambda: pausing.set_paused(USER, True), lambda: pausing.set_incognito(USER, 5)):
+            ticket = behind.learning_ticket(USER)  # the message reached the other process first
+            await start()
+            assert await learn(behind, key, [turn(f"while-{ticket.generation}", now())], ticket=ticket) is False
+            await pausing.resume(USER)
+        assert await learn(behind, key, [turn("after", now())], ticket=await fresh_ticket(behind, pausing)) is True
+        assert [item.turn.text for item in await behind.storage.turns.pending_turns_of(USER)] == [
+            "my new phone number is 555 0199"
+        ]
+    finally:
+        await asyncio.gather(pausing.shutdown(1), behind.shutdown(1))
+        await client.close()
 
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def fresh_ticket(behind: MemoryService, pausing: MemoryService) -> LearningTicket:
+    """A ticket taken once the other process has heard of every forget and pause (as a later message would)."""
+    generation = pausing.learning_ticket(USER).generation
+    table = behind.storage.generations
+    assert isinstance(table, PostgresGenerations)
+    await asyncio.wait_for(table.wait_for(lambda: behind.learning_ticket(USER).generation == generation), 30)
+    privacy = behind.storage.privacy.table
+    assert isinstance(privacy, PostgresRecords)
+    await asyncio.wait_for(privacy.wait_for(lambda: not behind.privacy_of(USER).incognito), 30)
+    return behind.learning_ticket(USER)

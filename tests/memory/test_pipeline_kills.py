@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from bot.memory.journal import Journal
 from bot.memory.models import MemoryFile
+from bot.memory.storage.files.journal import Journal
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.pipeline_worker import user_for
 

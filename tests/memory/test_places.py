@@ -4,7 +4,6 @@ what a place may use. The end-to-end checks through the Discord bot are in tests
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -13,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from bot.memory.answer import ExtractionResult
 from bot.memory.apply import apply_extraction
-from bot.memory.journal import JOURNAL_NAME, Journal
-from bot.memory.models import DM_PLACE, ConversationKey, ExtractionResult, Fact, MemoryFile, Place
+from bot.memory.models import DM_PLACE, ConversationKey, Fact, MemoryFile, Place
 from bot.memory.places import (
     extraction_view,
     may_use,
@@ -23,8 +22,12 @@ from bot.memory.places import (
     usable_facts,
     usable_summaries,
 )
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from tests.llm_server import ChatServer, extraction
 from tests.memory.test_service import ALICE, Engine, make_engine, payload_of, turn
+from tests.support import engine as support
+from tests.support.engine import target_for
 
 GUILD_A, GUILD_B = 7001, 7002
 STAFF_A, STAFF_B = 8001, 8002  # restricted channels of A and B
@@ -180,13 +183,13 @@ def test_with_scope_user_every_place_reads_and_writes_one_memory() -> None:
 
 async def test_replay_gives_back_each_turns_place_and_an_old_record_is_a_dm(tmp_path: Path) -> None:
     path = tmp_path / JOURNAL_NAME
-    journal = Journal(path, durable=False)
+    journal = Journal(path, FileGenerations(), durable=False)
     for n, place in enumerate(ALL):
         await journal.add(ConversationKey(100 + n, ALICE, place), [turn(ALICE, f"said in {place.key}")])
     old = {"op": "turn", "conv": "99", "user": str(ALICE), "turn": turn(ALICE, "from before places").to_json()}
     with path.open("a") as handle:
         handle.write(json.dumps(old) + "\n")
-    replayed = {item.turn.text: item.key.place for item in Journal(path).replay()}
+    replayed = {item.turn.text: item.key.place for item in Journal(path, FileGenerations()).replay()}
     assert replayed == {**{f"said in {p.key}": p for p in ALL}, "from before places": DM}
 
 
@@ -206,13 +209,16 @@ async def learn(engine: Engine, server: ChatServer, place: Place, text: str, fac
     extraction request's payload (what the model was shown)."""
     server.enqueue(extraction(top=top, facts=[(fact, "context", 0.95)]))
     channel = {"dm": 1, "guild": 2, "channel": 3}[place.kind] * 10_000 + place.id % 10_000
-    await engine.service.remember(ConversationKey(channel, ALICE, place), [turn(ALICE, text)])
+    await support.learn(engine.service, ConversationKey(channel, ALICE, place), [turn(ALICE, text)])
     await engine.settle()
     return payload_of(server.requests[-1])
 
 
 async def prompt_in(engine: Engine, place: Place) -> str:
-    return (await engine.service.memory_prompt(ALICE, ["anything"], user_label="alice", place=place)).text
+    prompt = await engine.service.memory_prompt(
+        ALICE, ["anything"], user_label="alice", place=place, target=target_for(place)
+    )
+    return prompt.text
 
 
 async def test_a_public_batch_is_never_shown_dm_memory_and_writes_only_its_place(
@@ -319,8 +325,7 @@ async def test_forget_and_export_work_across_places(engine: Engine, chat_server:
 
 
 async def test_scope_user_keeps_one_memory_everywhere(tmp_path: Path, chat_server: ChatServer) -> None:
-    built = make_engine(tmp_path, chat_server.base_url)
-    built.service.policy = dataclasses.replace(built.service.policy, scope="user")
+    built = make_engine(tmp_path, chat_server.base_url, scope="user")
     await built.service.open()
     try:
         await learn(built, chat_server, DM, "between us: I'm being treated for depression",
@@ -382,9 +387,11 @@ async def test_what_did_you_remember_names_the_summaries_of_the_place_used(
     await learn(engine, chat_server, DM, "between us: I'm being treated for depression",
                 "Is being treated for depression", "Coping with depression")
     await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
-    used = await engine.service.memory_prompt(ALICE, ["climbing?"], user_label="alice", place=PUBLIC_A)
+    used = await engine.service.memory_prompt(
+        ALICE, ["climbing?"], user_label="alice", place=PUBLIC_A, target=target_for(PUBLIC_A)
+    )
     assert used.sections == ("topOfMind@guild:7001",)
-    await engine.service.record_reply([424242], ALICE, used)
+    await engine.service.record_reply([424242], ALICE, used, engine.service.learning_ticket(ALICE))
     record = await engine.service.reply_record(424242)
     assert record is not None
     recalled = await engine.service.recalled(ALICE, record)

@@ -3,25 +3,47 @@ the user), and on PostgreSQL a reply recorded by one process is found by another
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
-from bot.memory.backend import ReplyStore
-from bot.memory.pg.replies import PostgresReplyLog
-from bot.memory.replies import REPLIES_KEPT, ReplyLog
+import pytest
+
+from bot.memory.errors import Stale
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.replies import ReplyLog
+from bot.memory.storage.interfaces import REPLIES_KEPT, Generations, ReplyRecord, ReplyStore
+from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.memory.storage.pg.replies import PostgresReplyLog
 from tests.conftest_state import Databases
 
 ALICE, BOB = 80351110224678912, 1001
 KEEP = 40
 
 
-async def opened(tmp_path: Path, databases: Databases | None, keep: int = KEEP) -> ReplyStore:
+class Log:
+    """A reply store with the record call the tests use (generation 0: nobody forgot)."""
+
+    def __init__(self, store: ReplyStore) -> None:
+        self.store = store
+
+    async def record(
+        self, message_ids: Iterable[int], user_id: int, sections: Iterable[str], fact_ids: Iterable[str]
+    ) -> None:
+        record = ReplyRecord(tuple(message_ids), user_id, tuple(sections), tuple(fact_ids))
+        await self.store.record(record, generation=0)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+
+async def opened(tmp_path: Path, databases: Databases | None, keep: int = KEEP) -> Log:
     log: ReplyStore
     if databases is None:
-        log = ReplyLog(tmp_path / "replies.json", keep=keep)
+        log = ReplyLog(tmp_path / "replies.json", FileGenerations(), keep=keep)
     else:
         log = PostgresReplyLog(await databases.open(), keep=keep)
     await log.open()
-    return log
+    return Log(log)
 
 
 async def test_records_survive_restarts_stay_bounded_and_go_with_the_user(
@@ -56,15 +78,37 @@ async def test_summaries_of_other_places_and_unknown_names(tmp_path: Path, datab
 
 async def test_a_thousand_replies_are_kept_by_default(tmp_path: Path, databases: Databases | None) -> None:
     log = await opened(tmp_path, databases, keep=REPLIES_KEPT)
-    assert getattr(log, "keep", None) == REPLIES_KEPT == 1000
+    assert getattr(log.store, "keep", None) == REPLIES_KEPT == 1000
+
+
+async def test_a_record_from_before_the_users_latest_forget_is_refused(
+    tmp_path: Path, databases: Databases | None
+) -> None:
+    generations: Generations
+    store: ReplyStore
+    if databases is None:
+        generations = FileGenerations()
+        store = ReplyLog(tmp_path / "replies.json", generations)
+    else:
+        database = await databases.open()
+        generations, store = PostgresGenerations(database), PostgresReplyLog(database)
+    await generations.open()
+    await store.open()
+    record = ReplyRecord((7,), ALICE, ("workContext",), ())
+    generation = await generations.bump(ALICE)
+    with pytest.raises(Stale):
+        await store.record(record, generation=generation - 1)
+    assert await store.get(7) is None
+    await store.record(record, generation=generation)
+    assert await store.get(7) == record
 
 
 # --- PostgreSQL: several processes ------------------------------------------------------------------------------
 
 
 async def test_a_reply_recorded_by_one_process_is_found_by_another(pg_databases: Databases) -> None:
-    one = PostgresReplyLog(await pg_databases.open())
-    other = PostgresReplyLog(await pg_databases.open())
+    one = Log(PostgresReplyLog(await pg_databases.open()))
+    other = Log(PostgresReplyLog(await pg_databases.open()))
     assert await other.get(424242) is None
     await one.record([424242, 424243], ALICE, ["topOfMind"], ["fact_0000abcd"])
     found = await other.get(424243)
@@ -74,8 +118,8 @@ async def test_a_reply_recorded_by_one_process_is_found_by_another(pg_databases:
 
 
 async def test_the_newest_are_kept_across_processes(pg_databases: Databases) -> None:
-    one = PostgresReplyLog(await pg_databases.open(), keep=10)
-    other = PostgresReplyLog(await pg_databases.open(), keep=10)
+    one = Log(PostgresReplyLog(await pg_databases.open(), keep=10))
+    other = Log(PostgresReplyLog(await pg_databases.open(), keep=10))
     for n in range(1, 21):
         await (one if n % 2 else other).record([n], BOB, [], [])
     assert await one.count() == 10

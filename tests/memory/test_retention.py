@@ -1,5 +1,5 @@
 """Retention: the daily sweep deletes exactly the users silent for MEMORY_RETENTION_DAYS, with every trace of
-them (memory file, kept-aside copies, journal lines, reply records, pause and modes, activity record), and nothing
+them (memory file, kept-aside copies, journal lines, reply records, privacy record, activity record), and nothing
 of anyone else.
 A fake clock drives "days"; every byte under DATA_DIR is searched, not the API's view."""
 
@@ -16,16 +16,13 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.housekeeping import Housekeeping
-from bot.memory.atomic import AtomicWriter
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
-from bot.memory.pauses import PauseRegistry
-from bot.memory.retention import ACTIVITY_FILE, ActivityLog
-from bot.memory.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.storage.files.activity import ACTIVITY_FILE
+from bot.memory.storage.interfaces import ReplyRecord
 from tests.llm_server import ChatServer
+from tests.support.engine import file_service
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 ALICE, BOB, CAROL, DAVE, ERIN = 1001, 1002, 1003, 1004, 1005
@@ -41,17 +38,20 @@ class Clock:
 
 def make_service(data: Path, base_url: str, clock: Clock, *, days: int = 365) -> MemoryService:
     client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0)
-    writer = AtomicWriter(durable=False)
-    return MemoryService(
-        store=MemoryStore(data / "memory", writer=writer),
-        extractor=MemoryExtractor(client, model="memory-model", max_retries=0),
-        selector=FactSelector(),
-        journal=Journal(data / JOURNAL_NAME, durable=False),
-        pauses=PauseRegistry(data / "paused.json", writer=writer),
-        policy=MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600, retention_days=days),
+    return file_service(
+        data,
+        MemoryExtractor(client, model="memory-model", max_retries=0),
+        MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600, retention_days=days),
         clock=clock,
-        activity=ActivityLog(data / ACTIVITY_FILE, writer=writer),
+        durable=False,
     )
+
+
+async def record(
+    service: MemoryService, message_ids: list[int], user: int, sections: list[str], facts: list[str]
+) -> None:
+    reply = ReplyRecord(tuple(message_ids), user, tuple(sections), tuple(facts))
+    await service.storage.replies.record(reply, generation=service.learning_ticket(user).generation)
 
 
 def secret(user: int) -> str:
@@ -87,24 +87,24 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
     service = make_service(data, chat_server.base_url, clock)
     await service.open()
     # Alice: memory, turns left in the journal (an extraction that was given up), a kept-aside corrupt copy.
-    await service.store.save(ALICE, memory_of(ALICE))
-    assert service.journal is not None
+    await service.storage.memories.save(ALICE, memory_of(ALICE))
+    assert service.storage.turns is not None
     key = ConversationKey(77, ALICE)
-    await service.journal.add(key, [Turn(role="user", author_id=ALICE, author_name="A", text=secret(ALICE),
+    await service.storage.turns.add(key, [Turn(role="user", author_id=ALICE, author_name="A", text=secret(ALICE),
                                          at=T0, turn_id="t-alice-1")])
     (data / "memory" / f"{ALICE}.json.corrupt-20250101T000000000000Z").write_text(secret(ALICE))
-    await service.replies.record([777000111, 777000112], ALICE, ["workContext"], [f"fact_{ALICE:04x}0000"])
+    await record(service, [777000111, 777000112], ALICE, ["workContext"], [f"fact_{ALICE:04x}0000"])
     service.note_activity(ALICE)
     # Carol: paused learning and chose replies without memory, nothing else. Dave: paused, never seen since
     # activity was recorded.
     await service.set_paused(CAROL, True)
     await service.set_fresh(CAROL, 0)
     service.note_activity(CAROL)
-    await service.pauses.set_paused(DAVE, True)
+    await service.storage.privacy.update(DAVE, clock.now, paused=True)
     # Bob: old memory, but he talked to the bot 300 days later. Erin: learned something 200 days later.
-    await service.store.save(BOB, memory_of(BOB))
-    await service.replies.record([777000222], BOB, ["workContext"], [])
-    await service.store.save(ERIN, memory_of(ERIN))
+    await service.storage.memories.save(BOB, memory_of(BOB))
+    await record(service, [777000222], BOB, ["workContext"], [])
+    await service.storage.memories.save(ERIN, memory_of(ERIN))
     for user in (ALICE, BOB, ERIN):
         set_mtime(data / "memory" / f"{user}.json", T0)
     set_mtime(data / "memory" / f"{ALICE}.json.corrupt-20250101T000000000000Z", T0)
@@ -124,7 +124,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
         assert secret(gone).encode() not in everything
         assert str(gone).encode() not in everything, f"user {gone} left a trace"
     assert b"777000111" not in everything and b"777000222" in everything  # reply records: Alice's gone, Bob's kept
-    assert service.modes_of(CAROL).fresh_until_resume is False
+    assert service.privacy_of(CAROL).fresh_until_resume is False
     for kept in (BOB, ERIN):
         assert secret(kept).encode() in everything
         assert (data / "memory" / f"{kept}.json").exists()
@@ -145,7 +145,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
 async def test_zero_keeps_everything_forever(data: Path, chat_server: ChatServer) -> None:
     service = make_service(data, chat_server.base_url, Clock(T0), days=0)
     await service.open()
-    await service.store.save(ALICE, memory_of(ALICE))
+    await service.storage.memories.save(ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=5000))
     assert await service.sweep_retention(T0) == 0
     assert (data / "memory" / f"{ALICE}.json").exists()
@@ -155,7 +155,7 @@ async def test_activity_survives_a_restart(data: Path, chat_server: ChatServer) 
     clock = Clock(T0)
     first = make_service(data, chat_server.base_url, clock)
     await first.open()
-    await first.store.save(ALICE, memory_of(ALICE))
+    await first.storage.memories.save(ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=400))
     first.note_activity(ALICE)  # she talked today, without anything new being learned
     await first.shutdown(1.0)  # saves the activity file

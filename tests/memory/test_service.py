@@ -22,14 +22,16 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.atomic import AtomicWriter
 from bot.memory.extractor import MemoryExtractor
-from bot.memory.journal import JOURNAL_NAME, Journal
+from bot.memory.learning import MAX_REQUEUES
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
-from bot.memory.pauses import PauseRegistry
-from bot.memory.selector import FactSelector
-from bot.memory.service import MAX_REQUEUES, MemoryPolicy, MemoryService
-from bot.memory.store import MemoryStore
+from bot.memory.places import Scope
+from bot.memory.service import MemoryPolicy, MemoryService
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.files.memories import MemoryStore
+from bot.memory.storage.interfaces import Generations
+from bot.storage.atomic import AtomicWriter
 from tests.llm_server import (
     ChatServer,
     RecordedRequest,
@@ -41,6 +43,7 @@ from tests.llm_server import (
     stall,
 )
 from tests.llm_server import _Exchange as Exchange
+from tests.support.engine import DM_TARGET, close_service, file_service, learn
 
 ALICE = 1001
 BOB = 1002
@@ -125,7 +128,9 @@ class Engine:
 
     @property
     def store(self) -> MemoryStore:
-        return self.service.store
+        memories = self.service.storage.memories
+        assert isinstance(memories, MemoryStore)
+        return memories
 
     @property
     def journal_path(self) -> Path:
@@ -142,13 +147,13 @@ class Engine:
 
     def journaled(self) -> list[str]:
         """Texts of the turns a fresh start would replay."""
-        return [item.turn.text for item in Journal(self.journal_path).replay()]
+        return [item.turn.text for item in Journal(self.journal_path, FileGenerations()).replay()]
 
     async def settle(self) -> None:
-        await asyncio.wait_for(self.service.debouncer.wait_idle(), 20)
+        await asyncio.wait_for(self.service.learning.debouncer.wait_idle(), 20)
 
     async def aclose(self) -> None:
-        await self.service.debouncer.close()
+        await close_service(self.service)
         await self.client.close()
 
 
@@ -165,6 +170,7 @@ def make_engine(
     durable: bool = True,
     journal_durable: bool | None = None,
     attempts: Attempts | None = None,
+    scope: Scope = "place",
 ) -> Engine:
     """A MemoryService over real parts in `data`, its extractor talking to `base_url` with the SDK's retries
     (every attempt recorded in `attempts`)."""
@@ -172,15 +178,14 @@ def make_engine(
     http = httpx.AsyncClient(event_hooks={"request": [attempts]}, timeout=timeout)
     client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=timeout, http_client=http)
     extractor = MemoryExtractor(client, model="memory-model", max_retries=retries)
-    service = MemoryService(
-        store=MemoryStore(data / "memory", writer=writer or AtomicWriter(durable=durable)),
-        extractor=extractor,
-        selector=FactSelector(),
-        journal=Journal(data / JOURNAL_NAME, durable=durable if journal_durable is None else journal_durable),
-        pauses=PauseRegistry(data / "paused.json"),
-        policy=MemoryPolicy(
-            debounce_seconds=debounce, max_wait_seconds=max_wait, max_concurrent_extractions=max_concurrent
+    service = file_service(
+        data,
+        extractor,
+        MemoryPolicy(
+            debounce_seconds=debounce, max_wait_seconds=max_wait, max_concurrent_extractions=max_concurrent, scope=scope
         ),
+        writer=writer or AtomicWriter(durable=durable),
+        journal_options={"durable": durable if journal_durable is None else journal_durable},
     )
     return Engine(service, client, data, attempts)
 
@@ -215,8 +220,8 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     )
     key = ConversationKey(CHANNEL, ALICE)
     first = [turn(ALICE, "I write Go microservices at a fintech"), turn(ALICE, "mostly payment APIs")]
-    assert await engine.service.remember(key, first) is True
-    assert engine.service.journal is not None and engine.service.journal.pending == 2
+    assert await learn(engine.service, key, first) is True
+    assert engine.service.storage.turns is not None and engine.service.storage.turns.pending == 2
     await engine.settle()
 
     memory = engine.on_disk(ALICE)
@@ -227,13 +232,14 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     assert engine.journaled() == []  # done once saved
 
     rendered = await engine.service.memory_prompt(
-        ALICE, ["which language for my new service?"], user_label="alice", place=Place.dm()
+        ALICE, ["which language for my new service?"], user_label="alice", place=Place.dm(), target=DM_TARGET
     )
     prompt = rendered.text
     assert "Writes Go microservices at work" in prompt
     assert "They write Go microservices at a fintech." in prompt
     assert prompt.startswith("<user_memory") and prompt.endswith("</user_memory>")
-    assert (await engine.service.memory_prompt(BOB, ["hello"], user_label="bob", place=Place.dm())).text == ""
+    nothing = await engine.service.memory_prompt(BOB, ["hello"], user_label="bob", place=Place.dm(), target=DM_TARGET)
+    assert nothing.text == ""
 
 
 async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_server: ChatServer) -> None:
@@ -242,10 +248,10 @@ async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_serv
         extraction(facts=[("Is learning Rust", "goal", 0.9)]),
     )
     key = ConversationKey(CHANNEL, ALICE)
-    await engine.service.remember(key, [turn(ALICE, "I write Go microservices at a fintech")])
+    await learn(engine.service, key, [turn(ALICE, "I write Go microservices at a fintech")])
     await engine.settle()
     fact_id = engine.on_disk(ALICE).facts[0].id
-    await engine.service.remember(key, [turn(ALICE, "I started learning Rust this week")])
+    await learn(engine.service, key, [turn(ALICE, "I started learning Rust this week")])
     await engine.settle()
 
     first, second = chat_server.requests
@@ -258,7 +264,7 @@ async def test_a_second_batch_sends_only_the_new_turns(engine: Engine, chat_serv
 
 async def test_forget_one_fact(engine: Engine, chat_server: ChatServer) -> None:
     chat_server.enqueue(extraction(facts=[("Likes tea", "preference"), ("Has a cat named Miso", "context")]))
-    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "tea and my cat Miso")])
+    await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "tea and my cat Miso")])
     await engine.settle()
     tea = engine.on_disk(ALICE).facts[0].id
     assert await engine.service.forget_fact(ALICE, tea) is True
@@ -269,8 +275,8 @@ async def test_forget_one_fact(engine: Engine, chat_server: ChatServer) -> None:
 class SlowJournal(Journal):
     """A journal on a slow disk: appends take `delay` each, one at a time."""
 
-    def __init__(self, path: Path, delay: float) -> None:
-        super().__init__(path, durable=False)
+    def __init__(self, path: Path, generations: Generations, delay: float) -> None:
+        super().__init__(path, generations, durable=False)
         self.delay = delay
         self._disk = asyncio.Lock()
 
@@ -285,13 +291,13 @@ async def test_a_slow_journal_does_not_split_a_burst(tmp_path: Path, chat_server
     each journal append takes twice the debounce time."""
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
-    engine.service.journal = SlowJournal(tmp_path / JOURNAL_NAME, delay=0.1)
+    engine.service.storage.turns = SlowJournal(tmp_path / JOURNAL_NAME, engine.service.storage.generations, delay=0.1)
     await engine.service.open()
     key = ConversationKey(CHANNEL, ALICE)
     burst = [turn(ALICE, f"message {n}") for n in range(5)]
     try:
         # like discord.py: one handler task per message, all arriving at once
-        await asyncio.gather(*(engine.service.remember(key, [t]) for t in burst))
+        await asyncio.gather(*(learn(engine.service, key, [t]) for t in burst))
         await engine.settle()
     finally:
         await engine.aclose()
@@ -312,7 +318,7 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
     chat_server.default = error(500)
     texts = ["I moved to Lisbon", "I now work remotely"]
     with caplog.at_level(logging.INFO):
-        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
+        await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, t) for t in texts])
         await engine.settle()
     rounds = MAX_REQUEUES + 1  # re-queued after a quiet period a few times, then given up
     assert len(chat_server.requests) == 3 * rounds  # each round: the first try and the SDK's two retries
@@ -321,10 +327,10 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
     assert len(requeued) == MAX_REQUEUES and all(r.levelno == logging.WARNING for r in requeued)
     assert engine.file(ALICE).read_bytes() == before
     (line,) = errors_in(caplog)
-    assert "1001" in line.getMessage() and "journal" in line.getMessage()
+    assert "1001" in line.getMessage() and "kept pending" in line.getMessage()
     assert "Lisbon" not in caplog.text  # no message contents in the logs
     assert engine.journaled() == texts
-    assert engine.service.stats.batches_failed == 1
+    assert engine.service.learning.stats.batches_failed == 1
 
 
 # --- /memory forget ---------------------------------------------------------------------------------------
@@ -335,7 +341,7 @@ async def test_forget_all_during_an_inflight_extraction_writes_nothing(
 ) -> None:
     await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
-    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+    await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
     await chat_server.await_requests(1)
     assert await engine.service.forget_all(ALICE) is True
     gate.set()  # the model answers now, too late
@@ -351,7 +357,7 @@ async def test_an_extraction_answered_after_forget_all_is_discarded(
     """Work started before the wipe (not through the debouncer, so nothing cancels it) never writes."""
     chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
     batch = [turn(ALICE, "I live in Lisbon")]
-    work = asyncio.create_task(engine.service._process_batch(ConversationKey(CHANNEL, ALICE), batch))
+    work = asyncio.create_task(engine.service.learning._process_batch(ConversationKey(CHANNEL, ALICE), batch))
     await chat_server.await_requests(1)
     await engine.service.forget_all(ALICE)
     gate.set()
@@ -372,10 +378,10 @@ async def slow_engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[
 async def test_forget_all_cancels_pending_batches(slow_engine: Engine, chat_server: ChatServer) -> None:
     engine = slow_engine
     chat_server.responder = echo_facts
-    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
-    await engine.service.remember(ConversationKey(CHANNEL + 1, ALICE), [turn(ALICE, "I like tea")])
+    await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+    await learn(engine.service, ConversationKey(CHANNEL + 1, ALICE), [turn(ALICE, "I like tea")])
     await engine.service.forget_all(ALICE)
-    await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+    await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
     assert (await engine.service.flush(20)).finished
     (only,) = chat_server.requests  # Bob's, which was queued after Alice's and still ran
     assert new_texts(only) == ["I like trains"]
@@ -390,18 +396,18 @@ async def test_a_paused_user_teaches_nothing_until_resumed(slow_engine: Engine, 
     engine = slow_engine
     chat_server.responder = echo_facts
     key = ConversationKey(CHANNEL, ALICE)
-    await engine.service.remember(key, [turn(ALICE, "pending when I paused")])
+    await learn(engine.service, key, [turn(ALICE, "pending when I paused")])
     assert await engine.service.set_paused(ALICE, True) is True
-    assert await engine.service.remember(key, [turn(ALICE, "I live in Lisbon")]) is False
-    assert engine.service.journal is not None and engine.service.journal.pending == 0
-    await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+    assert await learn(engine.service, key, [turn(ALICE, "I live in Lisbon")]) is False
+    assert engine.service.storage.turns is not None and engine.service.storage.turns.pending == 0
+    await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
     assert (await engine.service.flush(20)).finished
     assert [new_texts(r) for r in chat_server.requests] == [["I like trains"]]
     assert not engine.file(ALICE).exists()
     assert engine.journaled() == []
 
     assert await engine.service.set_paused(ALICE, False) is True
-    assert await engine.service.remember(key, [turn(ALICE, "I like tea")]) is True
+    assert await learn(engine.service, key, [turn(ALICE, "I like tea")]) is True
     assert (await engine.service.flush(20)).finished
     assert engine.facts_on_disk(ALICE) == ["Said: I like tea"]
 
@@ -415,8 +421,8 @@ async def test_two_users_in_one_channel_never_share_memory(slow_engine: Engine, 
     alice_says = ["I grow tomatoes on my balcony", "I play the cello", "I am vegetarian"]
     bob_says = ["I restore old motorcycles", "I live near the sea", "I hate coriander"]
     for a, b in zip(alice_says, bob_says, strict=True):  # interleaved in the same channel
-        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, a, name="alice")])
-        await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, b, name="bob")])
+        await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, a, name="alice")])
+        await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, b, name="bob")])
     assert (await engine.service.flush(20)).finished
 
     assert sorted(engine.facts_on_disk(ALICE)) == sorted(f"Said: {t}" for t in alice_says)
@@ -428,7 +434,7 @@ async def test_two_users_in_one_channel_never_share_memory(slow_engine: Engine, 
         others = bob_says if names == {"alice"} else alice_says
         assert not any(text in request["body"]["messages"][1]["content"] for text in others)
     prompt = (await engine.service.memory_prompt(
-        ALICE, ["tell me about motorcycles"], user_label="alice", place=Place.dm()
+        ALICE, ["tell me about motorcycles"], user_label="alice", place=Place.dm(), target=DM_TARGET
     )).text
     assert "tomatoes" in prompt and "motorcycles" not in prompt
 
@@ -441,7 +447,7 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
     key = ConversationKey(CHANNEL, ALICE)
     applied = [turn(ALICE, "I live in Lisbon"), turn(ALICE, "I like tea")]
     new = turn(ALICE, "I started a pottery class")
-    store = MemoryStore(tmp_path / "memory")
+    store = MemoryStore(tmp_path / "memory", FileGenerations())
     store.prepare()
     await store.save(
         ALICE,
@@ -451,7 +457,7 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
             appliedTurnIds=[t.turn_id for t in applied],
         ),
     )
-    await Journal(tmp_path / JOURNAL_NAME).add(key, [*applied, new])
+    await Journal(tmp_path / JOURNAL_NAME, FileGenerations()).add(key, [*applied, new])
 
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url)
@@ -471,11 +477,11 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
 async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, chat_server: ChatServer) -> None:
     key = ConversationKey(CHANNEL, ALICE)
     applied = [turn(ALICE, "I live in Lisbon")]
-    store = MemoryStore(tmp_path / "memory")
+    store = MemoryStore(tmp_path / "memory", FileGenerations())
     store.prepare()
     await store.save(ALICE, MemoryFile(appliedTurnIds=[applied[0].turn_id]))
     before = store.path_for(ALICE).read_bytes()
-    await Journal(tmp_path / JOURNAL_NAME).add(key, applied)
+    await Journal(tmp_path / JOURNAL_NAME, FileGenerations()).add(key, applied)
     engine = make_engine(tmp_path, chat_server.base_url)
     try:
         await engine.service.open()
@@ -496,11 +502,11 @@ async def test_shutdown_flushes_pending_batches_to_disk(tmp_path: Path, chat_ser
     await engine.service.open()
     try:
         for user in range(2001, 2011):
-            await engine.service.remember(ConversationKey(CHANNEL, user), [turn(user, f"I am user {user}")])
+            await learn(engine.service, ConversationKey(CHANNEL, user), [turn(user, f"I am user {user}")])
         assert chat_server.requests == []
         assert await engine.service.shutdown(timeout=20) is True
         late = turn(2001, "said during shutdown")
-        assert await engine.service.remember(ConversationKey(CHANNEL, 2001), [late]) is True
+        assert await learn(engine.service, ConversationKey(CHANNEL, 2001), [late]) is True
     finally:
         await engine.aclose()
     for user in range(2001, 2011):
@@ -516,16 +522,16 @@ async def test_shutdown_with_a_stalled_server_keeps_the_turns_journaled(
     engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600, timeout=20)
     await engine.service.open()
     try:
-        await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
-        await engine.service.remember(ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
+        await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+        await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
         with caplog.at_level(logging.WARNING):
             assert await engine.service.shutdown(timeout=0.3) is False
-        assert engine.service.debouncer.running == 0  # nothing left running after the grace
+        assert engine.service.learning.debouncer.running == 0  # nothing left running after the grace
     finally:
         await engine.aclose()
     assert sorted(engine.journaled()) == ["I like trains", "I live in Lisbon"]
     assert not engine.file(ALICE).exists() and not engine.file(BOB).exists()
-    assert "stay journaled" in caplog.text
+    assert "stay pending" in caplog.text
 
 
 # --- disk faults ------------------------------------------------------------------------------------------
@@ -567,7 +573,7 @@ async def test_a_disk_fault_keeps_the_old_file_and_retries_the_batch(
     engine, fsync, before = await _disk_fault_engine(tmp_path, chat_server, failures=2)
     try:
         with caplog.at_level(logging.WARNING):
-            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+            await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
             await engine.settle()
     finally:
         await engine.aclose()
@@ -587,7 +593,7 @@ async def test_a_lasting_disk_fault_gives_up_loudly_and_keeps_everything(
     engine, fsync, before = await _disk_fault_engine(tmp_path, chat_server, failures=10**6)
     try:
         with caplog.at_level(logging.WARNING):
-            await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+            await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
             await engine.settle()
     finally:
         await engine.aclose()
@@ -607,15 +613,15 @@ async def test_flush_reports_what_it_saved_failed_or_found_nothing(engine: Engin
     assert nothing.finished and nothing.nothing_pending and nothing.batches_saved == 0
 
     chat_server.enqueue(extraction(facts=[("Writes Go microservices at work", "knowledge", 0.95)]))
-    engine.service.debouncer.quiet_seconds = 60.0  # only the flush may start this batch
-    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I write Go microservices")])
+    engine.service.learning.debouncer.quiet_seconds = 60.0  # only the flush may start this batch
+    await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I write Go microservices")])
     saved = await engine.service.flush(10)
     assert (saved.finished, saved.batches_pending, saved.batches_saved, saved.batches_failed, saved.facts_added) == (
         True, 1, 1, 0, 1
     )
 
     chat_server.enqueue(json_reply("not json at all"))
-    await engine.service.remember(ConversationKey(CHANNEL, ALICE), [turn(ALICE, "Also, I like tea")])
+    await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "Also, I like tea")])
     failed = await engine.service.flush(10)
     assert (failed.batches_saved, failed.batches_failed, failed.facts_added) == (0, 1, 0)
     assert len(failed.problems) == 1 and failed.problems[0].startswith("unusable answer"), failed.problems

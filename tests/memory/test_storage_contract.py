@@ -4,6 +4,7 @@ relies on (read, read-modify-write, delete, export, pending turns, claims, failu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.errors import Stale
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
-from bot.memory.store import InvalidUserId
+from bot.storage.errors import InvalidUserId
 from tests.memory.storage_backends import BACKENDS, Storage, open_storage
 
 USER = 412345678901234567
@@ -104,14 +106,12 @@ async def test_save_replaces_the_whole_memory(storage: Storage) -> None:
     assert (await storage.store.load(USER)).model_dump() == memory.model_dump()
 
 
-async def test_delete_removes_the_memory_and_bumps_the_epoch(storage: Storage) -> None:
+async def test_forget_user_removes_the_memory(storage: Storage) -> None:
     async with storage.store.edit(USER) as draft:
         draft.facts.append(long_fact(1))
-    epoch = storage.store.epoch(USER)
-    assert await storage.store.delete(USER) is True
-    assert storage.store.epoch(USER) == epoch + 1
+    assert await storage.store.forget_user(USER) is True
     assert (await storage.store.load(USER)).is_empty()
-    assert await storage.store.delete(USER) is False
+    assert await storage.store.forget_user(USER) is False
     assert USER not in await storage.store.last_written()
     assert USER not in await storage.store.user_ids()
 
@@ -182,12 +182,12 @@ async def test_pending_turns_survive_a_crash_and_are_resumed(
     assert sorted((item.key.user_id, item.turn.turn_id) for item in resumed) == [(USER, "t1"), (OTHER, "t3")]
 
 
-async def test_purge_drops_everything_of_the_user_only(backend: str, url: str | None, tmp_path: Path) -> None:
+async def test_forget_user_drops_everything_of_the_user_only(backend: str, url: str | None, tmp_path: Path) -> None:
     async with open_storage(backend, tmp_path, url) as first:
         await first.queue.add(KEY, [turn(1, text="my secret diagnosis")])
         await first.queue.add(ConversationKey(1, OTHER), [turn(2, OTHER)])
         await first.queue.failed(USER, ["t1"], permanent=True)
-        await first.queue.purge(USER)
+        await first.queue.forget_user(USER)
         assert await first.queue.pending_turns_of(USER) == []
     async with open_storage(backend, tmp_path, url) as restarted:
         resumed = await restarted.queue.resume()
@@ -219,5 +219,45 @@ async def test_a_waiting_turn_is_activity_for_the_retention_sweep(storage: Stora
     assert await storage.queue.active_since(USER, now - timedelta(hours=1)) is True
     assert await storage.queue.active_since(USER, now + timedelta(hours=1)) is False
     assert await storage.queue.active_since(OTHER, now - timedelta(hours=1)) is False
-    await storage.queue.purge(USER)
+    await storage.queue.forget_user(USER)
     assert await storage.queue.active_since(USER, now - timedelta(hours=1)) is False
+
+
+# --- the forget generation ------------------------------------------------------------------------------------
+
+
+async def test_work_from_before_a_forget_writes_nothing(storage: Storage) -> None:
+    generations = storage.bundle.generations
+    before = generations.current(USER)
+    async with storage.store.edit(USER, generation=before) as draft:
+        draft.facts.append(long_fact(1))
+    await storage.queue.add(KEY, [turn(1)])
+    now = await generations.bump(USER)
+    assert now == before + 1 == generations.current(USER)
+    with pytest.raises(Stale):
+        async with storage.store.edit(USER, generation=before) as draft:
+            draft.facts.append(long_fact(2))
+    with pytest.raises(Stale):
+        await storage.queue.add(KEY, [turn(2)])  # its generation is the one before the forget
+    await storage.queue.add(KEY, [dataclasses.replace(turn(3), generation=now)])
+    await storage.queue.add(ConversationKey(1, OTHER), [turn(4, OTHER)])  # nobody else is affected
+    assert [f.id for f in (await storage.store.load(USER)).facts] == [long_fact(1).id]
+    assert [item.turn.turn_id for item in await storage.queue.pending_turns_of(USER)] == ["t1", "t3"]
+
+
+async def test_keep_only_drops_the_rest_and_continues_the_kept_under_the_new_generation(
+    backend: str, url: str | None, tmp_path: Path
+) -> None:
+    async with open_storage(backend, tmp_path, url) as first:
+        await first.queue.add(KEY, [turn(1), turn(2, text="in the window")])
+        await first.queue.add(DM_KEY, [turn(3)])
+        await first.queue.add(ConversationKey(1, OTHER), [turn(4, OTHER)])
+        generation = await first.bundle.generations.bump(USER)
+        kept, dropped = await first.queue.keep_only(USER, lambda item: item.turn.turn_id != "t2", generation)
+        assert [(item.turn.turn_id, item.turn.generation) for item in kept] == [("t1", generation), ("t3", generation)]
+        assert dropped == 1
+        assert [item.turn.turn_id for item in await first.queue.pending_turns_of(USER)] == ["t1", "t3"]
+    async with open_storage(backend, tmp_path, url) as restarted:
+        resumed = await restarted.queue.resume()
+    assert sorted(item.turn.turn_id for item in resumed) == ["t1", "t3", "t4"]
+    assert "in the window" not in str(resumed)

@@ -16,9 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.memory.atomic import AtomicWriter
+from bot.memory.errors import Stale
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.store import InvalidUserId, MemoryStore, validate_user_id
+from bot.memory.storage.files.memories import MemoryStore
+from bot.storage.atomic import AtomicWriter
+from bot.storage.errors import InvalidUserId
+from bot.storage.ids import validate_user_id
 
 UID = 123456789012345678
 SECRET = "s3cr3t-contents-never-logged"
@@ -164,18 +167,32 @@ async def test_edit_yields_a_private_copy(store: MemoryStore) -> None:
 
 async def test_delete(store: MemoryStore) -> None:
     assert await store.delete(UID) is False
-    assert store.epoch(UID) == 1
     async with store.edit(UID) as memory:
         memory.facts.append(_fact(1))
     assert store.path_for(UID).exists()
 
     assert await store.delete(str(UID)) is True
-    assert store.epoch(UID) == 2
     assert not store.path_for(UID).exists()
     assert (await store.load(UID)).is_empty()
     assert await store.delete(UID) is False
-    assert store.epoch(UID) == 3
-    assert store.epoch(UID + 1) == 0
+
+
+async def test_an_edit_under_an_older_forget_generation_writes_nothing(store: MemoryStore) -> None:
+    async with store.edit(UID, generation=0) as memory:
+        memory.facts.append(_fact(1))
+    await store.generations.bump(UID)
+    with pytest.raises(Stale):
+        async with store.edit(UID, generation=0) as memory:
+            memory.facts.append(_fact(2))
+    # a forget that begins while the body runs (it bumps first, then waits for the lock) wins too
+    with pytest.raises(Stale):
+        async with store.edit(UID, generation=1) as memory:
+            memory.facts.append(_fact(3))
+            await store.generations.bump(UID)
+    assert [f.id for f in (await store.load(UID)).facts] == ["fact_1"]
+    async with store.edit(UID, generation=2) as memory:
+        memory.facts.append(_fact(4))
+    assert [f.id for f in (await store.load(UID)).facts] == ["fact_1", "fact_4"]
 
 
 async def test_delete_also_removes_kept_aside_copies_of_that_user_only(store: MemoryStore) -> None:
@@ -323,7 +340,7 @@ async def test_corrupt_file_is_kept_aside(
 ) -> None:
     path = store.path_for(UID)
     path.write_bytes(raw)
-    caplog.set_level(logging.WARNING, logger="bot.memory.store")
+    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.memories")
 
     memory = await store.load(UID)
 

@@ -1,0 +1,43 @@
+"""Every error the memory engine raises on purpose, under one root: `MemoryBotError`.
+
+The root is declared with the storage plumbing (`bot.storage.errors`), so a storage failure is an engine error too:
+a cog or the console catches `MemoryBotError` once. Messages are one line without secrets; `InvalidRequest`'s is
+meant for the user who asked.
+"""
+
+from __future__ import annotations
+
+from bot.storage.errors import InvalidUserId, MemoryBotError, RecordsUnreadable, SchemaError, StorageUnavailable
+
+__all__ = [
+    "ClaimLost",
+    "ExtractionFailed",
+    "InvalidRequest",
+    "InvalidUserId",
+    "MemoryBotError",
+    "RecordsUnreadable",
+    "SchemaError",
+    "Stale",
+    "StorageUnavailable",
+]
+
+
+class InvalidRequest(MemoryBotError, ValueError):
+    """A user's request that cannot be carried out as asked; the message is one line to show them."""
+
+
+class ExtractionFailed(MemoryBotError):
+    """The extraction did not produce a usable answer; `transient` tells whether a later retry may succeed."""
+
+    def __init__(self, reason: str, *, transient: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+
+
+class ClaimLost(MemoryBotError):
+    """The claimed turns are gone: forgotten by their user, or taken over by another process."""
+
+
+class Stale(MemoryBotError):
+    """The user forgot (or paused) since this work started: nothing was written."""

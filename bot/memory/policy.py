@@ -1,0 +1,23 @@
+"""The engine's knobs, built from the settings by the application (`bot.app.policy_from`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.memory.places import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPolicy:
+    debounce_seconds: float = 30.0
+    max_wait_seconds: float = 300.0
+    max_concurrent_extractions: int = 4
+    top_k: int = 15
+    max_facts: int = 100
+    min_confidence: float = 0.7
+    duplicate_similarity: float = 0.85
+    token_budget: int = 1000
+    retention_days: int = 365
+    scope: Scope = "place"  # "user": one memory everywhere
+    max_turn_chars: int = 2000  # longer messages are cut to head and tail before they are learned
+    selection_users: int = 1024  # users whose per-place selection indexes are cached

@@ -1,0 +1,182 @@
+"""Everything the engine keeps for one process, built once per backend and shared by the app, the tests and the
+benchmarks alike.
+
+`build_file_storage` (files under DATA_DIR, one process) and `build_postgres_storage` (PostgreSQL, any number of
+processes) are the only places the parts are assembled. Each returns a `StorageBundle`: the forget generations, the
+memory documents, the queue of pending turns, the privacy records, the memory switches, the reply records and the
+activity days. Every part can forget one user, so forgetting everything and retention loop over the bundle
+(`forget_user`) instead of naming parts: a part added here is forgotten with the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.memory.privacy import PrivacyBook
+from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
+from bot.memory.storage.files.generations import FileGenerations
+from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.files.legacy import convert_privacy, convert_switches
+from bot.memory.storage.files.memories import MemoryStore
+from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.storage.interfaces import (
+    ActivityStore,
+    Generations,
+    MemoryDocuments,
+    ReplyStore,
+    TurnQueue,
+    UserPart,
+)
+from bot.memory.storage.pg.activity import PostgresActivityLog
+from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.memory.storage.pg.replies import PostgresReplyLog
+from bot.memory.storage.pg.schema import migrate
+from bot.memory.storage.pg.turns import PostgresTurnQueue
+from bot.memory.switches import SwitchBoard
+from bot.storage.atomic import AtomicWriter
+from bot.storage.pg.database import Database
+from bot.storage.pg.records import PostgresRecords
+from bot.storage.records import FileRecords, OnDamaged
+
+log = logging.getLogger(__name__)
+
+PRIVACY_FILE = "privacy.json"
+SWITCHES_FILE = "memory-switches.json"
+
+
+@dataclass(slots=True)
+class StorageBundle:
+    """One process's storage. `learned` parts hold what the bot learned or was told; `settings` parts hold what
+    the user chose (privacy): forgetting everything clears the first, retention both."""
+
+    kind: Literal["files", "postgres"]
+    where: str  # for the start-up line: never a password
+    generations: Generations
+    memories: MemoryDocuments
+    turns: TurnQueue
+    privacy: PrivacyBook
+    switches: SwitchBoard
+    replies: ReplyStore
+    activity: ActivityStore
+    database: Database | None = None
+    _opened: list[UserPart] = field(default_factory=list)
+
+    @property
+    def learned(self) -> list[UserPart]:
+        """The parts that hold what was learned from or said by a user, in the order a forget clears them: the
+        queue first (nothing pending can be learned after the memory is gone), then memory, then the records."""
+        return [self.turns, self.memories, self.replies, self.activity]
+
+    @property
+    def settings(self) -> list[UserPart]:
+        return [self.privacy]
+
+    def _all(self) -> list[UserPart]:
+        return [self.generations, self.privacy, self.switches, self.memories, self.replies, self.activity, self.turns]
+
+    async def open(self) -> None:
+        """Connect (PostgreSQL: open the pool, apply pending migrations) and open every part."""
+        if self.database is not None:
+            await self.database.open()
+            await self.database.run(migrate, transaction=False)
+        for part in self._all():
+            await part.open()
+            self._opened.append(part)
+
+    async def close(self) -> None:
+        """Close every part opened (the queue releases what it still holds), then the database."""
+        opened, self._opened = self._opened, []
+        for part in reversed(opened):
+            try:
+                await part.close()
+            except OSError as error:
+                log.warning("storage: %s did not close cleanly (%s)", type(part).__name__, error)
+        if self.database is not None:
+            await self.database.close()
+
+    async def forget_user(self, user_id: int, *, settings: bool = False) -> None:
+        """Delete what every part holds of the user (and their privacy choices too with `settings`)."""
+        for part in self.learned + (self.settings if settings else []):
+            await part.forget_user(user_id)
+
+
+def build_file_storage(
+    data_dir: Path,
+    *,
+    cache_size: int = 1024,
+    durable: bool = True,
+    writer: AtomicWriter | None = None,
+    journal_options: Mapping[str, Any] | None = None,
+    disabled_guilds: frozenset[int] = frozenset(),
+    disabled_channels: frozenset[int] = frozenset(),
+) -> StorageBundle:
+    """Files under `data_dir` (one process). Nothing is read or written until `open`. `durable=False` skips the
+    fsyncs (tests and benchmarks); `writer` (the memory files' writer) and `journal_options` (the journal's own
+    keywords) are seams for tests that inject disk faults."""
+    small = AtomicWriter(durable=durable)
+    generations = FileGenerations()
+    privacy_table = _ConvertingRecords(
+        data_dir / PRIVACY_FILE, lambda: convert_privacy(data_dir, data_dir / PRIVACY_FILE), on_damaged="aside",
+        writer=small,
+    )
+    switches_path = data_dir / SWITCHES_FILE
+    switches_table = _ConvertingRecords(
+        switches_path, lambda: convert_switches(switches_path), on_damaged="refuse", writer=small
+    )
+    return StorageBundle(
+        kind="files",
+        where=f"files in {data_dir}",
+        generations=generations,
+        memories=MemoryStore(data_dir / "memory", generations, writer=writer or small, cache_size=cache_size),
+        turns=Journal(data_dir / JOURNAL_NAME, generations, **{"durable": durable, **(journal_options or {})}),
+        privacy=PrivacyBook(privacy_table),
+        switches=SwitchBoard(switches_table, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels),
+        replies=ReplyLog(data_dir / REPLIES_FILE, generations, writer=small),
+        activity=ActivityLog(data_dir / ACTIVITY_FILE, writer=small),
+    )
+
+
+def build_postgres_storage(
+    database: Database,
+    *,
+    lease_seconds: float,
+    orphan_seconds: float,
+    cache_size: int = 1024,
+    disabled_guilds: frozenset[int] = frozenset(),
+    disabled_channels: frozenset[int] = frozenset(),
+) -> StorageBundle:
+    """PostgreSQL (any number of processes). Nothing connects until `open`."""
+    return StorageBundle(
+        kind="postgres",
+        where=f"PostgreSQL at {database.where}",
+        generations=PostgresGenerations(database),
+        memories=PostgresMemoryStore(database, cache_size=cache_size),
+        turns=PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds),
+        privacy=PrivacyBook(PostgresRecords(database, "privacy")),
+        switches=SwitchBoard(
+            PostgresRecords(database, "switches"), disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
+        ),
+        replies=PostgresReplyLog(database),
+        activity=PostgresActivityLog(database),
+        database=database,
+    )
+
+
+class _ConvertingRecords(FileRecords):
+    """A records file that first converts what an earlier version wrote (see `files/legacy.py`)."""
+
+    def __init__(
+        self, path: Path, convert: Callable[[], object], *, on_damaged: OnDamaged, writer: AtomicWriter
+    ) -> None:
+        super().__init__(path, on_damaged=on_damaged, writer=writer)
+        self._convert = convert
+
+    async def open(self) -> None:
+        await asyncio.to_thread(self._convert)
+        await super().open()

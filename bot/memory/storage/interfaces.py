@@ -1,0 +1,251 @@
+"""The storage interface of the memory engine: one protocol per kind of record, each with a file driver and a
+PostgreSQL driver that pass the same contract tests, assembled into one `StorageBundle` (see `bundle.py`).
+
+Every part can `forget_user`: forgetting everything and retention loop over the bundle instead of naming parts.
+
+Two guarantees live here because the storage is where they are checked atomically:
+- **The forget generation** (`Generations`): one counter per user, bumped at the start of every forget and of every
+  pause. Work carries the generation it started under; a write of memory (`MemoryDocuments.edit`), of a pending
+  turn (`TurnQueue.add`) or of a reply record (`ReplyStore.record`) under an older one is refused (`Stale`), inside
+  the same lock or transaction as the write, so work started before a forget never writes after it.
+- **A claim** ties an extraction to the pending turns it settles. The file journal serves one process, so its claims
+  always hold. In PostgreSQL a claim is a lease on rows: `edit(..., settles=claim)` deletes the claimed turns in the
+  transaction that saves the memory, and raises `ClaimLost` when they are gone (forgotten, or taken over by another
+  process after the lease ran out), so a batch is applied exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.memory.errors import ClaimLost, Stale
+from bot.memory.models import ConversationKey, MemoryFile, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    key: ConversationKey
+    turn: Turn
+
+
+@dataclass(slots=True)
+class Failures:
+    """Failed extraction attempts of a turn, across restarts."""
+
+    permanent: int = 0
+    transient: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The turns of one batch this process may extract now; `owner` is None where no one else could take them."""
+
+    user_id: int
+    turns: tuple[Turn, ...]
+    owner: str | None = None
+
+    @property
+    def turn_ids(self) -> list[str]:
+        return [turn.turn_id for turn in self.turns if turn.turn_id]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRecord:
+    """Which memory one reply used: its message ids, the user it answered, summary refs and fact ids (no text)."""
+
+    message_ids: tuple[int, ...]
+    user_id: int
+    sections: tuple[str, ...]
+    fact_ids: tuple[str, ...]
+
+
+REPLIES_KEPT = 1000  # reply records kept (all processes together), newest first
+
+
+class Generations(Protocol):
+    """The forget generation of every user: `current` is read on the hot path (RAM), `bump` is durable."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def current(self, user_id: int) -> int: ...
+
+    async def bump(self, user_id: int) -> int:
+        """Start a new generation (before a forget or a pause does anything); returns it."""
+        ...
+
+    async def forget_user(self, user_id: int) -> None:
+        """Nothing: a generation holds no words, and forgetting it would make older work valid again."""
+        ...
+
+
+class MemoryDocuments(Protocol):
+    """Each user's memory document, read cached and changed under a per-user lock that spans processes."""
+
+    cache_hits: int
+    cache_misses: int
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def load(self, user_id: int | str) -> MemoryFile: ...
+
+    async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]: ...
+
+    def edit(
+        self, user_id: int | str, *, generation: int | None = None, settles: Claim | None = None
+    ) -> AbstractAsyncContextManager[MemoryFile]:
+        """Read-modify-write under the user's lock: yields a private copy, saved if the body changed it.
+        `Stale` (before the body runs) when `generation` is not the user's current one."""
+        ...
+
+    async def save(self, user_id: int | str, memory: MemoryFile) -> None: ...
+
+    async def forget_user(self, user_id: int) -> bool:
+        """Delete the user's memory and every copy of it; True when there was any."""
+        ...
+
+    async def delete_copies(self, user_id: int | str) -> int: ...
+
+    async def export_bytes(self, user_id: int | str) -> bytes: ...
+
+    async def last_written(self) -> dict[int, float]: ...
+
+    async def user_ids(self) -> list[int]: ...
+
+
+class TurnQueue(Protocol):
+    """Turns waiting for extraction, durable before a turn counts as taken (the file journal, or table rows)."""
+
+    @property
+    def pending(self) -> int: ...
+
+    @property
+    def parked(self) -> int: ...
+
+    @property
+    def taken_over(self) -> int:
+        """Turns this process took over from processes that died or shut down (0 where there are no others)."""
+        ...
+
+    async def open(self) -> None: ...
+
+    async def resume(self) -> list[PendingTurn]: ...
+
+    def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:
+        """Hand turns this process takes over later (from processes that die) to `on_taken`, from now on."""
+        ...
+
+    async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
+        """Record turns as taken (durable on return); `Stale` when their generation is not the user's current."""
+        ...
+
+    async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim: ...
+
+    async def done(self, user_id: int, turn_ids: list[str]) -> None: ...
+
+    async def failed(self, user_id: int, turn_ids: list[str], *, permanent: bool) -> Failures: ...
+
+    async def park(self, user_id: int, turn_ids: list[str]) -> None: ...
+
+    async def keep_only(
+        self, user_id: int, keep: Callable[[PendingTurn], bool], generation: int
+    ) -> tuple[list[PendingTurn], int]:
+        """After a forget: delete the user's pending and parked turns but those `keep` accepts, which continue under
+        `generation` (held by this process); returns them, oldest first, and how many were deleted."""
+        ...
+
+    async def forget_user(self, user_id: int) -> None:
+        """Delete every pending or parked turn of the user, whoever holds it, from the disk itself."""
+        ...
+
+    async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's turns still waiting (not parked), oldest first, in any process."""
+        ...
+
+    async def active_since(self, user_id: int, since: datetime) -> bool:
+        """Whether a turn of the user taken at or after `since` is still waiting (in any process): proof the user
+        spoke, for the retention sweep, before any memory was written from it."""
+        ...
+
+    async def compact(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+class ReplyStore(Protocol):
+    """Which memory each reply used, for "What did you remember?"; the newest replies are kept, ids only."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def count(self) -> int: ...
+
+    async def get(self, message_id: int) -> ReplyRecord | None: ...
+
+    async def record(self, record: ReplyRecord, *, generation: int) -> None:
+        """Keep `record`; `Stale` when `generation` is no longer the user's (they forgot while it was written)."""
+        ...
+
+    async def forget_user(self, user_id: int) -> int: ...
+
+
+class ActivityStore(Protocol):
+    """The day each user was last seen (retention). `note` is on the hot path: synchronous, in RAM."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def note(self, user_id: int, now: datetime) -> None: ...
+
+    def last_seen(self, user_id: int) -> datetime | None: ...
+
+    def users(self) -> list[int]: ...
+
+    async def forget_user(self, user_id: int) -> None: ...
+
+    async def save(self) -> None: ...
+
+    def sweep_lock(self) -> AbstractAsyncContextManager[bool]:
+        """Yields True for the one process that may run the retention sweep now."""
+        ...
+
+
+class UserPart(Protocol):
+    """What every part of the bundle can do: open, close and forget one user."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def forget_user(self, user_id: int) -> Any: ...
+
+
+def section_refs_ok(refs: Iterable[str], known: frozenset[str]) -> tuple[str, ...]:
+    """The refs (`name` or `name@place`) whose name is one of `known`: a reader drops what it cannot show."""
+    return tuple(ref for ref in refs if ref.partition("@")[0] in known)
+
+
+__all__ = [
+    "REPLIES_KEPT",
+    "ActivityStore",
+    "Claim",
+    "ClaimLost",
+    "Failures",
+    "Generations",
+    "MemoryDocuments",
+    "PendingTurn",
+    "ReplyRecord",
+    "ReplyStore",
+    "Stale",
+    "TurnQueue",
+    "UserPart",
+]

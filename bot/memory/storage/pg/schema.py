@@ -1,0 +1,134 @@
+"""The memory engine's database schema, as numbered migrations (`bot.storage.pg.migrations` applies them, each
+once, at start or with `python -m bot migrate`). Append-only: a released migration is never edited.
+
+Memory is one row per user holding the memory document as JSONB (the same document as a memory file), not
+normalised tables: the engine reads and rewrites a user's memory as a whole (selection, extraction, export), so a
+row is one read per reply and one write per extraction, and the file and database formats cannot drift apart.
+`revision` comes from one sequence, so a number never names two different contents, even after a user's row is
+deleted and recreated (caches key on it).
+
+Reply records and last activity are plain rows, one table each. The small records read for every message (each
+user's privacy record, the admins' memory switches, ...) are rows of one `records` table keyed by kind and key
+(`bot.storage.pg.records`); only what is on has a row. Each user's forget generation is a row of
+`user_generations`, and every pending turn carries the generation it arrived under (migration 3 replaced the
+separate pause, mode, switch and wipe tables with these).
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from bot.storage.pg.migrations import Migration, apply_migrations
+from bot.storage.pg.records import RECORDS_TABLE_SQL
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "memory documents and pending turns",
+        """
+        CREATE SEQUENCE memory_revisions;
+        CREATE TABLE user_wipes (
+            user_id     bigint PRIMARY KEY,
+            wiped_at    timestamptz NOT NULL
+        );
+        CREATE TABLE memories (
+            user_id     bigint PRIMARY KEY,
+            doc         jsonb NOT NULL,
+            revision    bigint NOT NULL,
+            updated_at  timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE pending_turns (
+            user_id             bigint NOT NULL,
+            turn_id             text NOT NULL,
+            seq                 bigserial,
+            conversation_id     bigint NOT NULL,
+            place               jsonb NOT NULL,
+            turn                jsonb NOT NULL,
+            received_at         timestamptz NOT NULL DEFAULT now(),
+            lease_owner         text,
+            lease_until         timestamptz,
+            permanent_failures  integer NOT NULL DEFAULT 0,
+            transient_failures  integer NOT NULL DEFAULT 0,
+            parked_at           timestamptz,
+            PRIMARY KEY (user_id, turn_id)
+        );
+        CREATE INDEX pending_turns_expired ON pending_turns (lease_until) WHERE parked_at IS NULL;
+        CREATE INDEX pending_turns_parked ON pending_turns (parked_at) WHERE parked_at IS NOT NULL;
+        """,
+    ),
+    Migration(
+        2,
+        "pauses, privacy modes, reply records, activity and memory switches",
+        """
+        CREATE TABLE paused_users (
+            user_id     bigint PRIMARY KEY,
+            paused_at   timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE user_modes (
+            user_id             bigint PRIMARY KEY,
+            incognito_until     timestamptz,
+            fresh_until         timestamptz,
+            fresh_until_resume  boolean NOT NULL DEFAULT false
+        );
+        CREATE TABLE reply_records (
+            reply_id     bigserial PRIMARY KEY,
+            user_id      bigint NOT NULL,
+            message_ids  bigint[] NOT NULL,
+            sections     text[] NOT NULL,
+            fact_ids     text[] NOT NULL,
+            recorded_at  timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX reply_records_messages ON reply_records USING gin (message_ids);
+        CREATE INDEX reply_records_user ON reply_records (user_id);
+        CREATE TABLE user_activity (
+            user_id     bigint PRIMARY KEY,
+            last_day    date NOT NULL
+        );
+        CREATE TABLE guild_switches (
+            guild_id    bigint PRIMARY KEY,
+            learning    boolean NOT NULL,
+            recall      boolean NOT NULL
+        );
+        CREATE TABLE channel_switches (
+            channel_id  bigint PRIMARY KEY,
+            learning    boolean NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        3,
+        "forget generations, one privacy record per user, small records in one table",
+        RECORDS_TABLE_SQL  # noqa: S608 (constants, no input)
+        + """
+        CREATE TABLE user_generations (
+            user_id     bigint PRIMARY KEY,
+            generation  bigint NOT NULL
+        );
+        ALTER TABLE pending_turns ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+        INSERT INTO records (kind, key, value)
+            SELECT 'privacy', u.user_id::text, jsonb_strip_nulls(jsonb_build_object(
+                'paused', CASE WHEN p.user_id IS NOT NULL THEN true END,
+                'incognitoUntil', to_char(m.incognito_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
+                'freshUntil', CASE WHEN m.fresh_until_resume THEN 'resume'
+                    ELSE to_char(m.fresh_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') END))
+            FROM (SELECT user_id FROM paused_users UNION SELECT user_id FROM user_modes) AS u
+            LEFT JOIN paused_users AS p ON p.user_id = u.user_id
+            LEFT JOIN user_modes AS m ON m.user_id = u.user_id;
+        DELETE FROM records WHERE kind = 'privacy' AND value = '{}'::jsonb;
+        INSERT INTO records (kind, key, value)
+            SELECT 'switches', 'guild:' || guild_id, jsonb_build_object('learning', learning, 'recall', recall)
+            FROM guild_switches;
+        INSERT INTO records (kind, key, value)
+            SELECT 'switches', 'channel:' || channel_id, jsonb_build_object('learning', learning)
+            FROM channel_switches;
+        DROP TABLE paused_users, user_modes, guild_switches, channel_switches, user_wipes;
+        """,
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+async def migrate(conn: asyncpg.Connection) -> list[int]:
+    """Apply the memory engine's migrations not yet applied; returns the versions applied now."""
+    return await apply_migrations(conn, MIGRATIONS)

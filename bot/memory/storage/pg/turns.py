@@ -1,0 +1,344 @@
+"""Pending turns as rows: durable before a turn counts as taken, claimed with a lease before extraction.
+
+- `add` inserts the turns held by this process for `orphan_seconds` (its debouncer keeps them until the user goes
+  quiet, at most the max wait, plus a round while the user's previous batch finishes).
+- `claim` leases a batch's rows to this process for `lease_seconds` (`FOR UPDATE SKIP LOCKED`: a row another
+  process is claiming is skipped, never waited for); only claimed turns are extracted.
+- The store settles a claim by deleting its rows in the transaction that saves the memory (see `store.py`).
+- `take_over` claims rows whose hold ran out (the process that received or was extracting them died or hung): a
+  background task in every process runs it, so the turns of a dead process are finished by another, or by itself
+  once restarted. A process that shuts down cleanly releases what it still holds, for the next one to take at once.
+- `forget_user` and `keep_only` delete the user's rows outright, claimed or not, so a `/memory forget` in one
+  process cancels work another has claimed: that process's save then finds its claim gone and discards its result.
+  Every row carries the forget generation its turn arrived under, and `add` refuses turns of an older generation
+  than the user's (checked under the user's lock): a message that reached another process just before the user
+  forgot or paused is not learned after it, however long its reply took.
+- Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
+  deleted by the same background task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from bot.memory.models import ConversationKey, Place, Turn
+from bot.memory.storage.interfaces import Claim, Failures, PendingTurn, Stale
+from bot.memory.storage.pg.generations import generation_of, lock_user
+from bot.storage.errors import StorageUnavailable
+from bot.storage.ids import user_key
+from bot.storage.pg.database import Database
+
+log = logging.getLogger(__name__)
+
+PARKED_RETENTION = timedelta(days=1)
+TAKEOVER_BATCH = 500
+
+TakenOver = Callable[[list[PendingTurn]], None]
+
+
+def new_owner() -> str:
+    """This process's lease name: the host and pid (for an operator reading the table) and a random part, so a
+    restarted process with the same pid never mistakes an old lease for its own."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class PostgresTurnQueue:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        lease_seconds: float,
+        orphan_seconds: float,
+        sweep_seconds: float | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.database = database
+        self.owner = owner or new_owner()
+        self.lease_seconds = lease_seconds
+        self.orphan_seconds = orphan_seconds
+        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else max(1.0, min(lease_seconds, 60.0) / 4)
+        self._pending = 0
+        self._parked = 0
+        self._taken_over = 0
+        self._on_taken: TakenOver | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def pending(self) -> int:
+        """Turns waiting in the whole database (all processes), as of the last sweep."""
+        return self._pending
+
+    @property
+    def parked(self) -> int:
+        return self._parked
+
+    @property
+    def taken_over(self) -> int:
+        return self._taken_over
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Nothing to prepare: the schema is migrated when the database is opened."""
+
+    async def resume(self) -> list[PendingTurn]:
+        """Turns a dead or stopped process left (holds that ran out or were released), now claimed by this one."""
+        taken = await self.take_over()
+        await self._housekeeping()
+        return taken
+
+    def watch(self, on_taken: TakenOver) -> None:
+        """Start the background sweep; turns it takes over are handed to `on_taken` (the debouncer)."""
+        self._on_taken = on_taken
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="pending-takeover")
+
+    async def _sweep_forever(self) -> None:
+        """Take over, then tidy, every `sweep_seconds`, for as long as the process runs: a failed round is logged
+        and the next one tries again (what was taken over is handed on before tidying can fail)."""
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            try:
+                taken = await self.take_over()
+                if taken and self._on_taken is not None:
+                    self._on_taken(taken)
+                await self._housekeeping()
+            except StorageUnavailable as error:
+                log.warning("pending turns: sweep failed (%s); will retry", error)
+            except Exception as error:  # the sweep must outlive any one bad round
+                log.error("pending turns: sweep failed (%s); will retry", type(error).__name__, exc_info=error)
+
+    async def close(self) -> None:
+        """Stop the sweep and release what this process still holds (a shutdown whose flush ran out of time), so
+        another process, or this one restarted, takes it at once instead of after the hold."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+        try:
+            await self.database.execute(
+                "UPDATE pending_turns SET lease_until = now() - interval '1 millisecond'"
+                " WHERE lease_owner = $1 AND parked_at IS NULL",
+                self.owner,
+            )
+        except StorageUnavailable as error:
+            log.warning("pending turns: could not release this process's turns (%s); they are taken over later",
+                        error)
+
+    async def _housekeeping(self) -> None:
+        async def work(conn: asyncpg.Connection) -> tuple[int, int, int]:
+            expired = await conn.fetchval(
+                "WITH gone AS (DELETE FROM pending_turns WHERE parked_at < now() - $1::interval RETURNING 1)"
+                " SELECT count(*) FROM gone",
+                PARKED_RETENTION,
+            )
+            counts = await conn.fetchrow(
+                "SELECT count(*) FILTER (WHERE parked_at IS NULL) AS pending,"
+                " count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked FROM pending_turns"
+            )
+            return int(expired), int(counts["pending"]), int(counts["parked"])
+
+        expired, self._pending, self._parked = await self.database.run(work)
+        if expired:
+            log.info("pending turns: deleted %d parked turns after %s", expired, PARKED_RETENTION)
+
+    # --- the queue -----------------------------------------------------------------------------------------
+
+    async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
+        """Insert the turns held by this process; `Stale` (nothing inserted) when they are from before their user's
+        latest forget or pause, checked under the user's lock, so a forget in any process wins."""
+        if not turns:
+            return
+        uid = user_key(key.user_id)
+        place = json.dumps(key.place.to_json())
+        hold = timedelta(seconds=self.orphan_seconds)
+        rows = [
+            (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold,
+             turn.generation)
+            for turn in turns
+        ]
+        generations = {turn.generation for turn in turns}
+
+        async def work(conn: asyncpg.Connection) -> None:
+            await lock_user(conn, uid)
+            if {await generation_of(conn, uid)} != generations:
+                raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+            await conn.executemany(
+                "INSERT INTO pending_turns"
+                " (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until, generation)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval, $8)"
+                " ON CONFLICT (user_id, turn_id) DO NOTHING",
+                rows,
+            )
+
+        await self.database.run(work)
+        self._pending += len(rows)
+
+    async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
+        """Lease the batch's rows that are free (unclaimed, ours, or with an expired lease); the returned claim
+        holds only those turns: the others are settled, forgotten, or being extracted elsewhere."""
+        uid = user_key(key.user_id)
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        rows = await self.database.run(
+            lambda conn: conn.fetch(
+                "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
+                "   WHERE user_id = $1 AND turn_id = ANY($2::text[]) AND parked_at IS NULL"
+                "   AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until < now())"
+                "   FOR UPDATE SKIP LOCKED)"
+                " UPDATE pending_turns AS p SET lease_owner = $3, lease_until = now() + $4::interval"
+                " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id RETURNING p.turn_id",
+                uid,
+                ids,
+                self.owner,
+                timedelta(seconds=self.lease_seconds),
+            )
+        )
+        claimed = {row["turn_id"] for row in rows}
+        return Claim(key.user_id, tuple(turn for turn in turns if turn.turn_id in claimed), self.owner)
+
+    async def take_over(self) -> list[PendingTurn]:
+        """Claim turns abandoned by a dead or stuck process, oldest first."""
+        rows = await self.database.run(
+            lambda conn: conn.fetch(
+                "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
+                "   WHERE parked_at IS NULL AND (lease_until IS NULL OR lease_until < now())"
+                "   ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)"
+                " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $2::interval"
+                " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
+                " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq, p.generation",
+                self.owner,
+                timedelta(seconds=self.orphan_seconds),
+                TAKEOVER_BATCH,
+            )
+        )
+        taken = [_pending_turn(row) for row in sorted(rows, key=lambda row: row["seq"])]
+        if taken:
+            self._taken_over += len(taken)
+            log.info("pending turns: took over %d turns abandoned by another process", len(taken))
+        return taken
+
+    async def done(self, user_id: int, turn_ids: list[str]) -> None:
+        """Delete settled turns this process holds (a batch skipped without a save settles here)."""
+        if not turn_ids:
+            return
+        await self.database.execute(
+            "DELETE FROM pending_turns WHERE user_id = $1 AND turn_id = ANY($2::text[]) AND lease_owner = $3",
+            user_key(user_id),
+            turn_ids,
+            self.owner,
+        )
+
+    async def failed(self, user_id: int, turn_ids: list[str], *, permanent: bool) -> Failures:
+        if not turn_ids:
+            return Failures()
+        row = await self.database.run(
+            lambda conn: conn.fetchrow(
+                "WITH counted AS (UPDATE pending_turns SET"
+                "   permanent_failures = permanent_failures + $3::int,"
+                "   transient_failures = transient_failures + (1 - $3::int)"
+                "   WHERE user_id = $1 AND turn_id = ANY($2::text[]) RETURNING permanent_failures, transient_failures)"
+                " SELECT coalesce(max(permanent_failures), 0) AS p, coalesce(max(transient_failures), 0) AS t"
+                " FROM counted",
+                user_key(user_id),
+                turn_ids,
+                int(permanent),
+            )
+        )
+        return Failures(int(row["p"]), int(row["t"]))
+
+    async def park(self, user_id: int, turn_ids: list[str]) -> None:
+        if not turn_ids:
+            return
+        await self.database.execute(
+            "UPDATE pending_turns SET parked_at = now(), lease_owner = NULL, lease_until = NULL"
+            " WHERE user_id = $1 AND turn_id = ANY($2::text[])",
+            user_key(user_id),
+            turn_ids,
+        )
+
+    async def forget_user(self, user_id: int) -> None:
+        """Delete every pending or parked turn of the user, whoever holds it: a process extracting them finds its
+        claim gone at save time and discards its result."""
+        await self.database.execute("DELETE FROM pending_turns WHERE user_id = $1", user_key(user_id))
+
+    async def keep_only(
+        self, user_id: int, keep: Callable[[PendingTurn], bool], generation: int
+    ) -> tuple[list[PendingTurn], int]:
+        """Delete the user's turns but those `keep` accepts; those continue under `generation`, held by this process
+        (a claim another process holds on them is void: its save finds them gone)."""
+        uid = user_key(user_id)
+        kept: list[PendingTurn] = []
+
+        async def work(conn: asyncpg.Connection) -> int:
+            await lock_user(conn, uid)
+            rows = await conn.fetch(
+                "SELECT user_id, conversation_id, place::text, turn::text, seq, turn_id, generation FROM pending_turns"
+                " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq FOR UPDATE",
+                uid,
+            )
+            keep_ids = []
+            kept.clear()
+            for row in rows:
+                item = _pending_turn(row)
+                if keep(item):
+                    keep_ids.append(row["turn_id"])
+                    kept.append(PendingTurn(item.key, dataclasses.replace(item.turn, generation=generation)))
+            gone = await conn.fetchval(
+                "WITH gone AS (DELETE FROM pending_turns WHERE user_id = $1"
+                " AND NOT (turn_id = ANY($2::text[]) AND parked_at IS NULL) RETURNING 1) SELECT count(*) FROM gone",
+                uid,
+                keep_ids,
+            )
+            await conn.execute(
+                "UPDATE pending_turns SET generation = $3, lease_owner = $4, lease_until = now() + $5::interval"
+                " WHERE user_id = $1 AND turn_id = ANY($2::text[])",
+                uid,
+                keep_ids,
+                generation,
+                self.owner,
+                timedelta(seconds=self.orphan_seconds),
+            )
+            return int(gone)
+
+        dropped = await self.database.run(work)
+        return kept, dropped
+
+    async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
+        rows = await self.database.fetch(
+            "SELECT user_id, conversation_id, place::text, turn::text, seq, generation FROM pending_turns"
+            " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq",
+            user_key(user_id),
+        )
+        return [_pending_turn(row) for row in rows]
+
+    async def active_since(self, user_id: int, since: datetime) -> bool:
+        found = await self.database.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1 AND (turn->>'at')::timestamptz >= $2)",
+            user_key(user_id),
+            since,
+        )
+        return bool(found)
+
+    async def compact(self) -> bool:
+        """Rows are deleted when settled: nothing lingers to compact."""
+        return True
+
+
+def _pending_turn(row: Any) -> PendingTurn:
+    place = Place.from_json(json.loads(row["place"]))
+    key = ConversationKey(int(row["conversation_id"]), int(row["user_id"]), place)
+    turn = Turn.from_json(json.loads(row["turn"]))
+    return PendingTurn(key, dataclasses.replace(turn, generation=int(row["generation"])))
