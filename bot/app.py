@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from openai import AsyncOpenAI
 
 from bot.chat.model import ChatModel
+from bot.chat.thinking import RecordModelTraits, ThinkingGuard
 from bot.config import Settings
 from bot.llm import build_client
 from bot.memory.errors import RecordsUnreadable, SchemaError, StorageUnavailable
@@ -111,8 +112,9 @@ def build_resources(settings: Settings) -> Resources:
         model=settings.effective_memory_model,
         max_retries=settings.memory_extraction_retries,
     )
+    storage = storage_from(settings, extractor)
     memory = MemoryService(
-        storage=storage_from(settings, extractor),
+        storage=storage,
         extractor=extractor,
         selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
         policy=policy_from(settings),
@@ -120,8 +122,13 @@ def build_resources(settings: Settings) -> Resources:
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
         limit_field=settings.chat_token_parameter,
+        thinking=ThinkingGuard(
+            RecordModelTraits(storage.model_traits), thinking_models=settings.thinking_models
+        ),
     )
-    return Resources(settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory))
+    return Resources(
+        settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory, chat_usage=chat.usage)
+    )
 
 
 async def start_memory(resources: Resources) -> int:

@@ -24,6 +24,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 IdList = Annotated[frozenset[int], NoDecode]
+NameList = Annotated[frozenset[str], NoDecode]
 ShardIds = Annotated[tuple[int, ...] | None, NoDecode]
 
 
@@ -60,17 +61,24 @@ class Settings(BaseSettings):
     chat_max_tokens: int = Field(default=1024, gt=0)
     chat_temperature: float | None = Field(default=None, ge=0, le=2)
     chat_token_parameter: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"  # noqa: S105 -- a name
+    thinking_models: NameList = frozenset()
 
     # --- Conversation ---
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     history_messages: int = Field(default=20, ge=0, le=100)
     history_chars: int = Field(default=8000, ge=0)
+    # channel: the channel's recent messages, everyone's; conversation: only messages to and from the bot
+    history_scope: Literal["channel", "conversation"] = "channel"
     rate_limit_messages: int = Field(default=8, ge=0)
     rate_limit_window_seconds: float = Field(default=60.0, gt=0)
     stream_replies: bool = True
     stream_edit_seconds: float = Field(default=1.0, ge=0.2)
     reply_chain_messages: int = Field(default=10, ge=0, le=50)
     reply_chain_chars: int = Field(default=6000, ge=0)
+    chat_concurrency: int = Field(default=8, ge=1)
+    chat_concurrency_per_guild: int = Field(default=4, ge=1)
+    chat_queue_limit: int = Field(default=50, ge=0)
+    chat_queue_seconds: float = Field(default=60.0, gt=0)
 
     # --- Attachments ---
     vision: bool = False
@@ -124,6 +132,14 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
             return frozenset(int(p) for p in parts)
+        return value
+
+    @field_validator("thinking_models", mode="before")
+    @classmethod
+    def _split_names(cls, value: Any) -> Any:
+        """`qwen3:8b, deepseek-r1`: comma-separated, blanks around a name ignored."""
+        if isinstance(value, str):
+            return frozenset(part.strip() for part in value.split(",") if part.strip())
         return value
 
     @field_validator("shard_ids", mode="before")

@@ -28,7 +28,13 @@ from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.chat.model import UnusableAnswer
 from bot.config import Settings, describe_endpoint
 from bot.console_commands import HELP, ConsoleCommands, parse_command
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
 
 CONSOLE_CONVERSATION_ID = 1
@@ -111,6 +117,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     endpoint = describe_endpoint(settings.openai_base_url)
     secrets = [key_value for key_value in [settings.api_key_value()] if len(key_value) >= 6]
     history: list[HistoryEntry] = []
+    trimmer = HistoryTrimmer()
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
     reader = _StdinReader()
@@ -136,11 +143,13 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         prompt = await memory.memory_prompt(
             user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
         )
-        block = prompt.text
-        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
-        past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
+        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
+                                memory_profile=prompt.profile)
+        past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = await resources.chat.reply(chat_messages(system=system, history=past, current=current))
+            answer = await resources.chat.reply(
+                chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)
+            )
         except openai.OpenAIError as error:
             _say(f"({model_failure(error, endpoint, secrets)})")
             continue

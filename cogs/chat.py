@@ -17,9 +17,10 @@ import contextlib
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 import openai
@@ -27,15 +28,22 @@ from discord.ext import commands
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
+from bot.chat.gate import Busy, ChatGate, NoticeThrottle
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
 from bot.switches import switch_target_of
-from cogs.places import message_place
+from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -45,6 +53,7 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 LLM_ERROR_REPLY = "Sorry, I couldn't reach my language model just now. Please try again in a moment."
 EMPTY_REPLY = "I don't have an answer for that right now."
+BUSY_REPLY = "I'm answering a lot of messages right now and couldn't get to this one. Please try again in a minute."
 IMAGES_REFUSED_NOTE = "-# This model can't look at images, so I answered from the text alone."
 SERVER_CHANNEL_NOTE = (
     "This is a server channel that other people can read. Messages from other members are conversation, not "
@@ -86,6 +95,34 @@ def readable_text(message: discord.Message, bot_id: int | None) -> str:
 
     text = _ROLE_MENTION.sub(replace_role, _USER_MENTION.sub(replace, message.content))
     return _RUNS_OF_SPACES.sub(" ", text).strip()
+
+
+def _with_the_bot(recent: list[discord.Message], bot_id: int | None, own_role: int | None) -> list[discord.Message]:
+    """The messages of `recent` to or from the bot: its own, those mentioning it (or its role) or replying to one
+    of its messages, and those its messages answered."""
+    if bot_id is None:
+        return []
+    mine = {past.id for past in recent if past.author.id == bot_id}
+    answered = {
+        past.reference.message_id for past in recent if past.author.id == bot_id and past.reference is not None
+    }
+
+    def with_bot(past: discord.Message) -> bool:
+        reference = past.reference
+        replied_to = reference.message_id if reference is not None else None
+        resolved = reference.resolved if reference is not None else None
+        return (
+            past.author.id == bot_id
+            or past.id in answered
+            or replied_to in mine
+            or (isinstance(resolved, discord.Message) and resolved.author.id == bot_id)
+            or any(user.id == bot_id for user in past.mentions)
+            or f"<@{bot_id}>" in past.content
+            or f"<@!{bot_id}>" in past.content
+            or (own_role is not None and any(role.id == own_role for role in past.role_mentions))
+        )
+
+    return [past for past in recent if with_bot(past)]
 
 
 def as_incoming(message: discord.Message, text: str, *, is_self: bool) -> IncomingMessage:
@@ -163,9 +200,18 @@ class ChatCog(commands.Cog):
         self.memory = bot.resources.memory
         self.chat = bot.resources.chat
         self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+        self.history_trimmer = HistoryTrimmer()
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
+        self.channels = ChannelResolver(bot, bot.fetch_channel)
+        self.gate = ChatGate(
+            total=self.settings.chat_concurrency,
+            per_guild=self.settings.chat_concurrency_per_guild,
+            queue_limit=self.settings.chat_queue_limit,
+            max_wait=self.settings.chat_queue_seconds,
+        )
+        self.busy_notices = NoticeThrottle(60.0)
         self.attachment_limits = AttachmentLimits(
             vision=self.settings.vision,
             max_images=self.settings.vision_max_images,
@@ -240,7 +286,9 @@ class ChatCog(commands.Cog):
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         ticket = self.memory.learning_ticket(message.author.id)  # a wipe confirmed while we reply wins
-        if not await self.should_reply(message):
+        # An uncached thread gets its real channel (its parent's switches and audience apply); a channel the bot
+        # cannot view or resolve gets no answer and teaches nothing.
+        if not await self.channels.admit(message) or not await self.should_reply(message):
             return
         started = time.perf_counter()
         if not self._within_rate_limit(message):
@@ -256,10 +304,16 @@ class ChatCog(commands.Cog):
         # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
         sent: SentReply | None = None
         try:
-            async with contextlib.AsyncExitStack() as typing:
+            # One of a bounded number of turns (per process, per server) covers everything a reply costs.
+            guild_id = message.guild.id if message.guild else None
+            async with self.gate.turn(guild_id) as turn, contextlib.AsyncExitStack() as typing:
                 await self._show_typing(message, typing)
                 prompt = await self.build_prompt(message, text, bot_id)
-                sent = await self.generate_and_send(message, prompt)
+                sent = await self.generate_and_send(message, prompt, generated=turn.release)
+        except Busy as busy:
+            log.info("busy: no reply to message %s (waited %.1f s)", message.id, busy.waited)
+            if self.busy_notices.should_tell(message.author.id):
+                await self._notify(message, BUSY_REPLY)
         except openai.OpenAIError as error:
             log.error("reply to message %s failed: %s", message.id, describe_failure(error))
             await self._notify(message, LLM_ERROR_REPLY)
@@ -285,30 +339,44 @@ class ChatCog(commands.Cog):
             log.warning("could not show typing in channel %s (HTTP %s)", message.channel.id, error.status)
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
-        """The recent conversation in this channel or thread, oldest first, bounded by count and characters."""
+        """The recent conversation in this channel or thread, oldest first, bounded by count and characters and
+        trimmed in chunks (`HistoryTrimmer`), so that consecutive prompts share their start.
+
+        With `HISTORY_SCOPE=conversation`, only messages to and from the bot: its own, those that mention it or
+        reply to it, and those it answered (in a DM or an auto-reply channel every message is to the bot), so
+        members who never spoke to it are not sent to the model provider."""
         limit = self.settings.history_messages
         if limit <= 0:
             return []
         entries: list[HistoryEntry] = []
+        recent: list[discord.Message] = []
         try:
             async for past in message.channel.history(limit=limit, before=message):
-                if past.type not in _REPLYABLE_TYPES:
-                    continue
-                text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
-                if not text:
-                    continue
-                entries.append(
-                    HistoryEntry(
-                        past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id,
-                        message_id=past.id,
-                    )
-                )
+                recent.append(past)
         except discord.HTTPException as error:
             # Without "Read Message History" in this channel the bot still answers, just without the context.
             log.warning("could not read the history of channel %s (HTTP %s)", message.channel.id, error.status)
             return []
+        if self.settings.history_scope == "conversation" and not (
+            message.guild is None or self._auto_reply_here(message)
+        ):
+            recent = _with_the_bot(recent, bot_id, own_role_id(message))
+        for past in recent:
+            if past.type not in _REPLYABLE_TYPES:
+                continue
+            text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
+            if not text:
+                continue
+            entries.append(
+                HistoryEntry(
+                    past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id,
+                    message_id=past.id,
+                )
+            )
         entries.reverse()
-        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
+        return self.history_trimmer.trim(
+            message.channel.id, entries, max_messages=limit, max_chars=self.settings.history_chars
+        )
 
     async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The messages this one replies to (bounded), oldest first."""
@@ -316,11 +384,10 @@ class ChatCog(commands.Cog):
             return []
 
         async def fetch(channel_id: int, message_id: int) -> discord.Message | None:
-            channel: Any = message.channel if channel_id == message.channel.id else self.bot.get_channel(channel_id)
-            if channel is None or not hasattr(channel, "fetch_message"):
-                return None
+            if channel_id != message.channel.id:
+                return None  # a chain stays in its channel (the walker asks for no other)
             try:
-                return await channel.fetch_message(message_id)  # type: ignore[no-any-return]
+                return await message.channel.fetch_message(message_id)
             except discord.HTTPException:
                 return None
 
@@ -329,8 +396,9 @@ class ChatCog(commands.Cog):
         )
 
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
-        """System prompt with the speaking user's memory (and only theirs), the reply chain, the recent history,
-        and the message itself with its attachments."""
+        """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
+        history, and the message itself followed by the facts selected for it, with its attachments: fixed parts
+        first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
         current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)
@@ -348,8 +416,9 @@ class ChatCog(commands.Cog):
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
-        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
-        messages = chat_messages(system=system, history=context, current=current)
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name,
+                                memory_profile=used.profile)
+        messages = chat_messages(system=system, history=context, current=current, memory_facts=used.facts)
         attachments = ReadAttachments()
         if message.attachments:
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)
@@ -357,21 +426,28 @@ class ChatCog(commands.Cog):
             messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
         return Prompt(messages, used, attachments)
 
-    async def generate_and_send(self, message: discord.Message, prompt: Prompt) -> SentReply:
-        """Stream the answer into Discord (or send it whole when streaming is off or refused)."""
+    async def generate_and_send(
+        self, message: discord.Message, prompt: Prompt, *, generated: Callable[[], None] | None = None
+    ) -> SentReply:
+        """Stream the answer into Discord (or send it whole when streaming is off or refused); `generated` is
+        called once the model's answer is complete."""
         sink = ReplySink(message)
         not_streamed = False
         if self.settings.stream_replies:
             stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
             if stream is not None:
-                streamer = StreamingReply(sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY)
+                streamer = StreamingReply(
+                    sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
+                )
                 try:
-                    result = await streamer.run(stream.deltas())
+                    result = await streamer.run(stream.deltas(), on_complete=generated)
                 except NotAStream:
                     not_streamed = True
                 else:
                     return SentReply(result.text, result.messages, stream.images_dropped)
         answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+        if generated is not None:
+            generated()
         if not_streamed:
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
             log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import io
 import logging
+import re
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.interactions import SafeView
+from bot.interactions import APOLOGY, SafeView, answer_privately, failure_summary
 from bot.memory.models import DM_PLACE, SECTION_NAMES, Fact, MemoryFile
 from bot.memory.render import SECTION_LABELS
 from bot.memory.service import (
@@ -48,9 +50,13 @@ EMBED_FIELD_LIMIT = 1024
 EMBED_TOTAL_LIMIT = 6000
 AUTOCOMPLETE_LIMIT = 25
 EMBED_COLOUR = discord.Colour.blurple()
-_POINTER_RESERVE = 120  # room for the description that points at the attached file
 EMBED_FIELDS_MAX = 25
 EMBED_FIELD_NAME_LIMIT = 256
+FACT_LINE_LIMIT = 1500  # one fact's line; a page's description holds several
+SEARCH_KEPT = 40  # characters of a search kept (the page buttons carry it in their custom id)
+OWNER_ONLY = "Only the person who asked can press this."
+CONFIRM_EXPIRED = "This confirmation expired: use /memory forget again."
+PAGES_EXPIRED = "These buttons expired: use /memory show again."
 EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
 NOT_HERE = "not used here"
 
@@ -134,66 +140,70 @@ def _fact_lines(facts: list[Fact], labels: PlaceLabels) -> list[str]:
     ]
 
 
-def _pack(lines: list[str], first_room: int, room: int) -> list[list[str]]:
-    """Greedy pages of whole lines, at most `FACTS_PER_PAGE` each: the first page has `first_room` characters (it
-    may stay empty when not even one line fits beside the summaries), the others `room` (always enough for one)."""
-    pages: list[list[str]] = [[]]
-    used, limit = 0, first_room
-    for line in lines:
-        cost = len(line) + 1
-        full = used + cost > limit or len(pages[-1]) >= FACTS_PER_PAGE
-        if full and (pages[-1] or len(pages) == 1):
-            pages.append([])
-            used, limit = 0, room
-        pages[-1].append(line)
-        used += cost
-    return pages
+@dataclass
+class _Page:
+    fields: list[tuple[str, str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    size: int = 0  # characters of fields and description so far
 
 
 def build_show_pages(
     memory: MemoryFile, *, search: str | None = None, labels: PlaceLabels = IN_DMS
 ) -> tuple[list[discord.Embed], discord.File | None]:
-    """Embeds within Discord's limits, one per page: summaries (unless searching) then facts, a few per page.
+    """Embeds within every Discord limit (6,000 characters in all, 25 fields, 1,024 per field value, 4,096 per
+    description), one per page: the summaries (unless searching) as fields, then the facts, a few per page; as many
+    pages as it takes, however many places and however long their names.
 
-    `search` keeps the facts whose id, text or category contain it (case-insensitive). When a summary had to be
-    shortened (or there are more than an embed holds), the whole memory is attached as a file as well. Every item
-    names its place; what the place asked in does not use is marked, and the footer says why.
+    `search` keeps the facts whose id, text or category contain it (case-insensitive). A summary longer than a field
+    holds is shortened, and the whole memory is attached as a file as well. Every item names its place; what the
+    place asked in does not use is marked, and the footer says why. The same memory, search and labels always give
+    the same pages (the page buttons rebuild them).
     """
     footer = SHOW_FOOTER
     if labels.hidden(memory):
         footer = (
-            f"Items marked \"{NOT_HERE}\" were learned elsewhere and are not used in {labels.here}; "
+            f"Items marked \"{NOT_HERE}\" were learned elsewhere and are not used in {_clip(labels.here, 120)}; "
             "/memory share fact:<id> makes a fact usable everywhere. " + footer
         )
     needle = (search or "").strip().casefold()
     facts = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
     title = "What I remember about you" if not needle else f"Facts matching “{_clip(search or '', 60)}”"
-    first = discord.Embed(title=title, colour=EMBED_COLOUR)
-    first.set_footer(text="Page 99/99 · " + footer)  # reserve the longest footer while measuring
-    clipped = False
-    if not needle:
-        summaries = _summaries(memory, labels)
-        clipped = len(summaries) > EMBED_FIELDS_MAX
-        summaries = summaries[:EMBED_FIELDS_MAX]
-        room = EMBED_TOTAL_LIMIT - len(first) - sum(len(label) for label, _ in summaries) - _POINTER_RESERVE - 400
-        per_field = max(1, min(EMBED_FIELD_LIMIT, room // max(1, len(summaries))))
-        for label, summary in summaries:
-            value = _clip(summary, per_field)
-            clipped = clipped or value != summary
-            first.add_field(name=label, value=value, inline=False)
+    summaries = [] if needle else _summaries(memory, labels)
+    clipped = any(len(text) > EMBED_FIELD_LIMIT for _, text in summaries)
+    pointer = "Some summaries are shortened here: the full text is in the attached file.\n" if clipped else ""
     heading = f"**Facts** ({len(facts)})\n" if facts else ""
     if needle and not facts:
         heading = "No fact matches that search."
-    pointer = "Some summaries are shortened here: the full text is in the attached file.\n" if clipped else ""
-    first_room = min(EMBED_DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(first)) - len(heading) - len(pointer) - 8
-    room = EMBED_DESCRIPTION_LIMIT - len(heading) - 8
-    pages = _pack(_fact_lines(facts, labels), max(0, first_room), room) if facts else [[]]
+    room = EMBED_TOTAL_LIMIT - len(title) - len(f"Page 9999/9999 · {footer}") - len(pointer) - len(heading) - 16
+    description_room = EMBED_DESCRIPTION_LIMIT - len(pointer) - len(heading) - 16
+    pages = [_Page()]
+    for name, text in summaries:
+        value = _clip(text, EMBED_FIELD_LIMIT)
+        cost = len(name) + len(value)
+        page = pages[-1]
+        if page.fields and (len(page.fields) >= EMBED_FIELDS_MAX or page.size + cost > room):
+            pages.append(page := _Page())
+        page.fields.append((name, value))
+        page.size += cost
+    used = 0  # description characters on the current page
+    for line in (_clip(line, FACT_LINE_LIMIT) for line in _fact_lines(facts, labels)):
+        cost = len(line) + 1
+        page = pages[-1]
+        full = len(page.lines) >= FACTS_PER_PAGE or page.size + cost > room or used + cost > description_room
+        if full and (page.lines or page.fields):
+            pages.append(page := _Page())
+            used = 0
+        page.lines.append(line)
+        page.size += cost
+        used += cost
     embeds: list[discord.Embed] = []
-    for number, lines in enumerate(pages, start=1):
-        embed = first if number == 1 else discord.Embed(title=title, colour=EMBED_COLOUR)
+    for number, page in enumerate(pages, start=1):
+        embed = discord.Embed(title=title, colour=EMBED_COLOUR)
+        for name, value in page.fields:
+            embed.add_field(name=name, value=value, inline=False)
         parts = [pointer] if number == 1 and pointer else []
-        if lines or (number == 1 and not facts):
-            parts.append(heading + "\n".join(lines))
+        if page.lines or (number == 1 and not facts and heading):
+            parts.append(heading + "\n".join(page.lines))
         embed.description = "".join(parts).strip() or None
         prefix = f"Page {number}/{len(pages)} · " if len(pages) > 1 else ""
         embed.set_footer(text=prefix + footer)
@@ -205,39 +215,141 @@ def build_show_pages(
     return embeds, attachment
 
 
-class ShowPagesView(SafeView):
-    """Previous / next buttons for `/memory show`; only the caller can press them, and they expire."""
+class PageSource(Protocol):
+    """Where page buttons rebuild `/memory show` from: the memory service and the place labels of a press."""
 
-    def __init__(self, owner_id: int, pages: list[discord.Embed], *, timeout: float = PAGES_TIMEOUT_SECONDS) -> None:
-        super().__init__(timeout=timeout)
+    memory: MemoryService
+
+    def place_labels(self, interaction: discord.Interaction) -> PlaceLabels: ...
+
+
+def _memory_cog(interaction: discord.Interaction) -> Any:
+    """The loaded memory cog of the bot the press reached (a press after a restart has nothing else to go on)."""
+    client = interaction.client
+    cog = client.get_cog("MemoryCog") if isinstance(client, commands.bot.BotBase) else None
+    if cog is None:
+        raise RuntimeError("the memory commands are not loaded")
+    return cog
+
+
+def _expires_in(seconds: float) -> int:
+    return int(time.time() + seconds)
+
+
+def _expired(expires: int) -> bool:
+    return time.time() >= expires
+
+
+async def _owner_only(interaction: discord.Interaction, owner_id: int) -> bool:
+    if interaction.user.id != owner_id:
+        await interaction.response.send_message(OWNER_ONLY, ephemeral=True)
+        return False
+    return True
+
+
+async def _answering_failures(
+    interaction: discord.Interaction,
+    what: str,
+    work: Callable[[], Awaitable[None]],
+    view: discord.ui.View | discord.ui.LayoutView | None,
+) -> None:
+    """Run a button's work; a failure is logged in one line and answered with an apology, the buttons taken away
+    (discord.py would only log it and leave the user at "This interaction failed")."""
+    try:
+        await work()
+    except Exception as error:  # noqa: BLE001 -- every failure must answer the press
+        log.error("button %s failed for user %s: %s", what, interaction.user.id, failure_summary(error))
+        if view is not None:
+            view.stop()
+        try:
+            if interaction.response.is_done():
+                await interaction.edit_original_response(content=APOLOGY, view=None)
+            else:
+                await interaction.response.edit_message(content=APOLOGY, view=None)
+        except discord.HTTPException:
+            await answer_privately(interaction, APOLOGY)
+
+
+class PageButton(
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=re.compile(
+        r"memory:page:(?P<step>[pn]):(?P<owner>[0-9]{1,20}):(?P<expires>[0-9]{1,12}):(?P<page>[0-9]{1,4}):"
+        r"(?P<search>.*)", re.DOTALL,
+    ),
+):
+    """Previous or next page of `/memory show`. Everything it needs is in its custom id (owner, expiry, the page it
+    turns to, the search), so it works after a restart: the pages are rebuilt from the memory as it is now."""
+
+    def __init__(
+        self, step: str, owner_id: int, expires: int, page: int, search: str, *, disabled: bool = False,
+        source: PageSource | None = None,
+    ) -> None:
+        super().__init__(discord.ui.Button(
+            label="Previous" if step == "p" else "Next", style=discord.ButtonStyle.secondary, disabled=disabled,
+            custom_id=f"memory:page:{step}:{owner_id}:{expires}:{page}:{search[:SEARCH_KEPT]}",
+        ))
+        self.step, self.owner_id, self.expires, self.page, self.search = step, owner_id, expires, page, search
+        self.source = source
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> PageButton:
+        return cls(match["step"], int(match["owner"]), int(match["expires"]), int(match["page"]), match["search"])
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        return await _owner_only(interaction, self.owner_id)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        await _answering_failures(interaction, self.item.label or "page", lambda: self._turn(interaction), self.view)
+
+    async def _turn(self, interaction: discord.Interaction) -> None:
+        if _expired(self.expires):
+            await interaction.response.edit_message(content=PAGES_EXPIRED, view=None)
+            return
+        source: PageSource = self.source or _memory_cog(interaction)
+        memory = await source.memory.show(self.owner_id)
+        pages, _ = build_show_pages(memory, search=self.search or None, labels=source.place_labels(interaction))
+        index = max(0, min(len(pages) - 1, self.page))
+        view = ShowPagesView(
+            self.owner_id, pages, source=source, search=self.search, index=index, expires=self.expires,
+        ) if len(pages) > 1 else None
+        await interaction.response.edit_message(embed=pages[index], view=view)
+
+
+class ShowPagesView(SafeView):
+    """Previous / next buttons for `/memory show`: only the caller can press them, they expire (and say so when
+    pressed late), and they keep working across a restart of the bot (`PageButton`). While the process runs, the
+    buttons are taken away when they expire."""
+
+    def __init__(
+        self,
+        owner_id: int,
+        pages: list[discord.Embed],
+        *,
+        source: PageSource | None = None,
+        search: str | None = None,
+        index: int = 0,
+        timeout: float = PAGES_TIMEOUT_SECONDS,
+        expires: int | None = None,
+    ) -> None:
+        expires = expires if expires is not None else _expires_in(timeout)
+        super().__init__(timeout=max(1.0, expires - time.time()))
         self.owner_id = owner_id
         self.pages = pages
-        self.index = 0
+        self.index = index
+        self.expires = expires
         self.origin: discord.Interaction | None = None
-        self._sync()
-
-    def _sync(self) -> None:
-        self.previous.disabled = self.index == 0
-        self.next.disabled = self.index == len(self.pages) - 1
+        kept = (search or "")[:SEARCH_KEPT]
+        last = len(pages) - 1
+        self.previous = PageButton("p", owner_id, expires, max(0, index - 1), kept, disabled=index == 0, source=source)
+        self.next = PageButton("n", owner_id, expires, min(last, index + 1), kept, disabled=index >= last,
+                               source=source)
+        self.add_item(self.previous)
+        self.add_item(self.next)
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        if interaction.user.id != self.owner_id:
-            await interaction.response.send_message("Only the person who asked can turn these pages.", ephemeral=True)
-            return False
-        return True
-
-    async def _turn(self, interaction: discord.Interaction, step: int) -> None:
-        self.index = max(0, min(len(self.pages) - 1, self.index + step))
-        self._sync()
-        await interaction.response.edit_message(embed=self.pages[self.index], view=self)
-
-    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
-    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button[ShowPagesView]) -> None:
-        await self._turn(interaction, -1)
-
-    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
-    async def next(self, interaction: discord.Interaction, button: discord.ui.Button[ShowPagesView]) -> None:
-        await self._turn(interaction, 1)
+        return await _owner_only(interaction, self.owner_id)
 
     async def on_timeout(self) -> None:
         if self.origin is not None:
@@ -247,36 +359,79 @@ class ShowPagesView(SafeView):
                 log.debug("could not remove the buttons of an expired page view", exc_info=True)
 
 
-class ConfirmForgetView(SafeView):
-    """Two buttons only the caller can press; expires after a minute."""
+class ForgetButton(
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=r"memory:forget:(?P<action>yes|no):(?P<owner>[0-9]{1,20}):(?P<expires>[0-9]{1,12})",
+):
+    """"Forget everything" or "Cancel" of `/memory forget`. Owner and expiry are in the custom id, so a press after
+    a restart works, a late press hears that it expired, and only the owner can press."""
 
-    def __init__(self, owner_id: int, memory: MemoryService, *, timeout: float = CONFIRM_TIMEOUT_SECONDS) -> None:
-        super().__init__(timeout=timeout)
-        self.owner_id = owner_id
-        self.memory = memory
-        self.origin: discord.Interaction | None = None
-        self.outcome: str | None = None
+    def __init__(self, action: str, owner_id: int, expires: int, *, memory: MemoryService | None = None) -> None:
+        yes = action == "yes"
+        super().__init__(discord.ui.Button(
+            label="Forget everything" if yes else "Cancel",
+            style=discord.ButtonStyle.danger if yes else discord.ButtonStyle.secondary,
+            custom_id=f"memory:forget:{action}:{owner_id}:{expires}",
+        ))
+        self.action, self.owner_id, self.expires, self.memory = action, owner_id, expires, memory
 
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        if interaction.user.id != self.owner_id:
-            await interaction.response.send_message("Only the person who asked can press this.", ephemeral=True)
-            return False
-        return True
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ForgetButton:
+        return cls(match["action"], int(match["owner"]), int(match["expires"]))
 
-    @discord.ui.button(label="Forget everything", style=discord.ButtonStyle.danger)
-    async def confirm(self, interaction: discord.Interaction, button: discord.ui.Button[ConfirmForgetView]) -> None:
-        self.outcome = "forgotten"
-        self.stop()
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        return await _owner_only(interaction, self.owner_id)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        await _answering_failures(
+            interaction, self.item.label or "forget", lambda: self._press(interaction), self.view
+        )
+
+    def _settle(self, outcome: str) -> None:
+        view = self.view
+        if isinstance(view, ConfirmForgetView):
+            view.outcome = outcome
+        if view is not None:
+            view.stop()
+
+    async def _press(self, interaction: discord.Interaction) -> None:
+        if _expired(self.expires):
+            self._settle("expired")
+            await interaction.response.edit_message(content=CONFIRM_EXPIRED, view=None)
+            return
+        if self.action == "no":
+            self._settle("cancelled")
+            await interaction.response.edit_message(content="Cancelled: your memory is unchanged.", view=None)
+            return
+        self._settle("forgotten")
         await interaction.response.defer(ephemeral=True)
-        existed = await self.memory.forget_all(self.owner_id)
+        memory = self.memory or _memory_cog(interaction).memory
+        existed = await memory.forget_all(self.owner_id)
         text = "Done: I've forgotten everything I knew about you." if existed else "Done: I had nothing stored."
         await interaction.edit_original_response(content=text, view=None)
 
-    @discord.ui.button(label="Cancel", style=discord.ButtonStyle.secondary)
-    async def cancel(self, interaction: discord.Interaction, button: discord.ui.Button[ConfirmForgetView]) -> None:
-        self.outcome = "cancelled"
-        self.stop()
-        await interaction.response.edit_message(content="Cancelled: your memory is unchanged.", view=None)
+
+class ConfirmForgetView(SafeView):
+    """Two buttons only the caller can press (`ForgetButton`); they expire after a minute and keep working across a
+    restart of the bot. While the process runs, the message says it expired when the minute is up."""
+
+    def __init__(
+        self, owner_id: int, memory: MemoryService | None = None, *, timeout: float = CONFIRM_TIMEOUT_SECONDS
+    ) -> None:
+        super().__init__(timeout=timeout)
+        self.owner_id = owner_id
+        self.origin: discord.Interaction | None = None
+        self.outcome: str | None = None
+        expires = _expires_in(timeout)
+        self.confirm = ForgetButton("yes", owner_id, expires, memory=memory)
+        self.cancel = ForgetButton("no", owner_id, expires, memory=memory)
+        self.add_item(self.confirm)
+        self.add_item(self.cancel)
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return await _owner_only(interaction, self.owner_id)
 
     async def on_timeout(self) -> None:
         self.outcome = "expired"
@@ -348,9 +503,11 @@ class MemoryCog(commands.Cog):
 
     async def cog_load(self) -> None:
         self.bot.tree.add_command(self.inspect_menu)
+        self.bot.add_dynamic_items(ForgetButton, PageButton)  # buttons sent before a restart still answer
 
     async def cog_unload(self) -> None:
         self.bot.tree.remove_command(self.inspect_menu.name, type=self.inspect_menu.type)
+        self.bot.remove_dynamic_items(ForgetButton, PageButton)
 
     async def _answer(self, interaction: discord.Interaction, text: str, **kwargs: Any) -> None:
         """A private follow-up; an empty `text` sends no content at all (an embed alone), not an empty string."""
@@ -361,7 +518,7 @@ class MemoryCog(commands.Cog):
     # --- seeing --------------------------------------------------------------------------------------------
 
     @memory_group.command(name="show", description="Show what I remember about you (only you can see it)")
-    @app_commands.describe(search="Only show facts containing this text")
+    @app_commands.describe(search="Only show facts containing this text (its first 40 characters)")
     async def show(self, interaction: discord.Interaction, search: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         user_id = interaction.user.id
@@ -371,13 +528,14 @@ class MemoryCog(commands.Cog):
             note = modes or "Chat with me and I'll pick things up as we go."
             await self._answer(interaction, f"I don't remember anything about you yet. {note}")
             return
+        search = search[:SEARCH_KEPT] if search else None  # what the page buttons can carry
         pages, attachment = build_show_pages(memory, search=search, labels=self.place_labels(interaction))
         extra: dict[str, Any] = {"embed": pages[0]}
         if attachment is not None:
             extra["file"] = attachment
         view = None
         if len(pages) > 1:
-            view = ShowPagesView(user_id, pages)
+            view = ShowPagesView(user_id, pages, source=self, search=search)
             view.origin = interaction
             extra["view"] = view
         await self._answer(interaction, modes, **extra)

@@ -4,6 +4,11 @@ Someone replying to a message from an hour ago means that message, even when it 
 The chain is walked from the nearest message upwards, bounded by a count and a character budget (the nearest
 messages are kept), through the reference's resolved message, discord.py's cache, then one fetch. Walked links
 are kept in a bounded cache, so a long back-and-forth costs one fetch per new message, not one per link.
+
+A chain stays in its place: only messages of the channel (or thread) the message was said in are followed. A
+reference into another channel or server (a crossposted announcement points at its source, a forward at the
+forwarded message) ends the chain there, so a public reply never carries a staff channel's or another server's
+words.
 """
 
 from __future__ import annotations
@@ -26,15 +31,24 @@ Fetch = Callable[[int, int], Awaitable[discord.Message | None]]
 @dataclass(frozen=True, slots=True)
 class Link:
     entry: HistoryEntry
+    channel_id: int
     parent_id: int | None
     parent_channel_id: int | None
 
 
 def _parent(message: discord.Message) -> tuple[int | None, int | None]:
+    """The message `message` replies to, and its channel; (None, None) when it replies to nothing this chain may
+    follow: a forward, or a reference into another channel or server."""
     reference = message.reference
     if reference is None or reference.message_id is None or reference.type is discord.MessageReferenceType.forward:
         return None, None
-    return reference.message_id, reference.channel_id or message.channel.id
+    channel_id = reference.channel_id or message.channel.id
+    guild = message.guild
+    if channel_id != message.channel.id or (
+        reference.guild_id is not None and reference.guild_id != (guild.id if guild is not None else None)
+    ):
+        return None, None
+    return reference.message_id, channel_id
 
 
 class ReplyChains:
@@ -56,7 +70,7 @@ class ReplyChains:
             message.author.id, message.author.display_name, describe(message),
             is_self=message.author.id == bot_id, message_id=message.id,
         )
-        link = Link(entry, parent_id, parent_channel)
+        link = Link(entry, message.channel.id, parent_id, parent_channel)
         self._remember(message.id, link)
         return link
 
@@ -66,7 +80,7 @@ class ReplyChains:
         reference = message.reference
         if reference is not None and link.parent_id is not None and link.parent_id not in self._cache:
             parent = reference.resolved or reference.cached_message
-            if isinstance(parent, discord.Message):
+            if isinstance(parent, discord.Message) and parent.channel.id == link.parent_channel_id:
                 self._link(parent, describe, bot_id)
         return link
 
@@ -76,14 +90,17 @@ class ReplyChains:
         cached = self._cache.get(message_id)
         if cached is not None:
             self._cache.move_to_end(message_id)
-            return cached
+            return cached if cached.channel_id == channel_id else None
         message = hint if isinstance(hint, discord.Message) else await fetch(channel_id, message_id)
-        return None if message is None else self.link_for(message, describe, bot_id)
+        if message is None or message.channel.id != channel_id:
+            return None
+        return self.link_for(message, describe, bot_id)
 
     async def chain(
         self, message: discord.Message, *, describe: Describe, fetch: Fetch, bot_id: int | None
     ) -> list[HistoryEntry]:
-        """The messages `message` replies to, oldest first, within the count and character bounds."""
+        """The messages `message` replies to in its own channel, oldest first, within the count and character
+        bounds. `fetch(channel_id, message_id)` is only ever asked for the message's own channel."""
         reference = message.reference
         parent_id, channel_id = _parent(message)
         hint: object = None
@@ -92,7 +109,8 @@ class ReplyChains:
         entries: list[HistoryEntry] = []
         used = 0
         seen: set[int] = {message.id}
-        while parent_id is not None and channel_id is not None and len(entries) < self.max_messages:
+        here = message.channel.id
+        while parent_id is not None and channel_id == here and len(entries) < self.max_messages:
             if parent_id in seen:
                 break  # a loop cannot happen on Discord, but a cache must never spin
             seen.add(parent_id)

@@ -8,8 +8,10 @@ Discord's 2,000 characters and code blocks are closed and reopened at each cut. 
 shows a "still writing" mark (after a temporary closing fence when it ends inside a code block); the limit leaves
 room for both.
 
-Thinking is never shown: text inside an unclosed `<think>` block and a half-received tag are held back; the final
-text is `visible_answer` of the whole answer, the same as an answer that was not streamed.
+Thinking is never shown: text inside an unclosed `<think>` block and a half-received tag are held back, and
+`reveal` (`bot.chat.thinking.Reveal`) holds back more for models that stream their reasoning as plain text: nothing
+before a closing tag (`AFTER_CLOSER`), or nothing until the answer is complete (`WHOLE`, a model's first answer);
+the final text is `visible_answer` of the whole answer, the same as an answer that was not streamed.
 
 A failed edit never costs the reply: live updates stop, and at the end the messages that cannot be brought to their
 final text are replaced by new ones (the stale ones deleted where possible).
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from bot.chat.model import visible_answer
+from bot.chat.thinking import Reveal, may_show
 from bot.splitting import DISCORD_LIMIT, ends_in_code_block, split_message
 
 log = logging.getLogger(__name__)
@@ -96,8 +99,10 @@ class StreamingReply(Generic[M]):
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         first_post_grace: float = FIRST_POST_GRACE_SECONDS,
+        reveal: Reveal = Reveal.LIVE,
     ) -> None:
         self._sink = sink
+        self._reveal = reveal
         self._interval = interval
         self._empty_text = empty_text
         self._clock = clock
@@ -113,8 +118,11 @@ class StreamingReply(Generic[M]):
         """Whether anything has been posted (after that, an error must be reported as a follow-up)."""
         return bool(self._messages)
 
-    async def run(self, deltas: AsyncIterator[str]) -> StreamedReply[M]:
-        """Consume the answer, keep Discord up to date, and end on the final text. Raises the stream's error."""
+    async def run(
+        self, deltas: AsyncIterator[str], *, on_complete: Callable[[], None] | None = None
+    ) -> StreamedReply[M]:
+        """Consume the answer, keep Discord up to date, and end on the final text. Raises the stream's error.
+        `on_complete` is called once the whole answer has arrived, before the last edits."""
         raw: list[str] = []
         arrived = asyncio.Event()
 
@@ -132,7 +140,7 @@ class StreamingReply(Generic[M]):
                 if reader.done():
                     break
                 arrived.clear()
-                if not self._live or not shown_so_far("".join(raw)):
+                if not self._live or not self._showable("".join(raw)):
                     continue
                 await self._wait_for_turn(reader)
                 if reader.done():
@@ -145,9 +153,14 @@ class StreamingReply(Generic[M]):
                 await reader
             await self._unmark()
             raise
+        if on_complete is not None:
+            on_complete()
         final = visible_answer("".join(raw))
         await self._finish(final)
         return StreamedReply(final, list(self._messages))
+
+    def _showable(self, raw: str) -> bool:
+        return may_show(self._reveal, raw) and bool(shown_so_far(raw))
 
     async def _wait_for_turn(self, reader: asyncio.Task[None]) -> None:
         """Before the first post: a short grace (a fast answer is posted whole). After: the edit interval."""

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from bot.memory.errors import InvalidRequest
 from bot.memory.gate import SystemAuthor, UserAuthor, derived_from
@@ -224,6 +225,12 @@ class Controls:
 
     def privacy_of(self, user_id: int) -> PrivacyRecord:
         return self.storage.privacy.of(user_id, self.clock())
+
+    async def update_privacy(self, user_id: int, **fields: Any) -> PrivacyRecord:
+        """Change fields of the user's privacy record (where a new per-user setting lives); returns the record as
+        it reads now. A setting that stops learning must start with `set_incognito`'s generation bump instead."""
+        _, after = await self.storage.privacy.update(user_id, self.clock(), **fields)
+        return after
 
     @staticmethod
     def _check_minutes(minutes: int) -> None:

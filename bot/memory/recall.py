@@ -33,11 +33,18 @@ OffLoop = Callable[..., Awaitable[Any]]
 
 @dataclass(frozen=True, slots=True)
 class MemoryPrompt:
-    """The memory block for one reply and what it carries (summary names, fact ids), for the reply's record."""
+    """The memory blocks for one reply and what they carry (summary names, fact ids), for the reply's record:
+    `profile` for the system message (changes only with the memory), `facts` for the end of the newest message."""
 
-    text: str = ""
+    profile: str = ""
+    facts: str = ""
     sections: tuple[str, ...] = ()
     fact_ids: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """Both blocks: everything of the user's memory the reply carries."""
+        return "\n\n".join(block for block in (self.profile, self.facts) if block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +109,7 @@ class Recall:
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
         )
-        return MemoryPrompt(block.text, block.sections, block.fact_ids)
+        return MemoryPrompt(block.profile, block.facts, block.sections, block.fact_ids)
 
     def _selection_key(self, user_id: int, reading: Place) -> str:
         """The selector caches one index per key: the user's whole memory for DMs, a subset per other place."""

@@ -246,6 +246,10 @@ class MemoryService:
     def privacy_of(self, user_id: int) -> PrivacyRecord:
         return self.controls.privacy_of(user_id)
 
+    async def update_privacy(self, user_id: int, **fields: Any) -> PrivacyRecord:
+        """Change fields of the user's privacy record (how a new per-user setting is set)."""
+        return await self.controls.update_privacy(user_id, **fields)
+
     def is_paused(self, user_id: int) -> bool:
         """Nothing is being learned from the user right now (paused or incognito)."""
         return self.privacy_of(user_id).incognito

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from bot.chat.model import visible_answer
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks, shown_so_far
+from bot.chat.thinking import Reveal
 
 INTERVAL = 1.0
 
@@ -91,11 +92,14 @@ def check_updates(sink: Sink) -> None:
             assert op.text.count("```") % 2 == 0, op.text[-80:]
 
 
-async def stream(text: str, *, size: int = 37, gap: float = 0.13, fail_edit: int | None = None) -> Sink:
+async def stream(
+    text: str, *, size: int = 37, gap: float = 0.13, fail_edit: int | None = None, reveal: Reveal = Reveal.LIVE
+) -> Sink:
     clock = Clock()
     sink = Sink(clock, fail_edit=fail_edit)
     streamer = StreamingReply(
-        sink, interval=INTERVAL, empty_text="(empty)", clock=clock, sleep=clock.sleep, first_post_grace=0
+        sink, interval=INTERVAL, empty_text="(empty)", clock=clock, sleep=clock.sleep, first_post_grace=0,
+        reveal=reveal,
     )
     result = await streamer.run(paced(pieces_of(text, size), clock, gap))
     assert result.text == visible_answer(text)
@@ -154,6 +158,37 @@ async def test_thinking_is_held_back_while_streaming() -> None:
     sink = await stream(text, size=5)
     assert not any("secret" in op.text or "<th" in op.text for op in sink.ops)
     assert sink.final == [visible_answer(text)]
+
+
+LONE_CLOSER_ANSWER = "secret reasoning, " * 40 + "</think>The visible answer, " + "at length. " * 60
+
+
+async def test_a_lone_closer_stream_shows_its_reasoning_under_live_reveal() -> None:
+    """The leak the reveal rules exist for: a server that strips the opener streams reasoning as plain text."""
+    sink = await stream(LONE_CLOSER_ANSWER, size=5)
+    assert any("secret" in op.text for op in sink.ops)
+    assert sink.final == [visible_answer(LONE_CLOSER_ANSWER)]
+
+
+async def test_after_closer_shows_nothing_before_the_closer_then_streams_the_answer() -> None:
+    sink = await stream(LONE_CLOSER_ANSWER, size=5, reveal=Reveal.AFTER_CLOSER)
+    assert not any("secret" in op.text for op in sink.ops)
+    assert sink.ops[0].kind == "post" and sink.ops[0].text.endswith(WRITING_MARK)  # the answer still streams
+    assert any(op.kind == "edit" for op in sink.ops)
+    assert sink.final == [visible_answer(LONE_CLOSER_ANSWER)]
+
+
+async def test_after_closer_without_any_closer_posts_the_answer_whole() -> None:
+    text = "A plain answer this time, " * 30
+    sink = await stream(text, size=5, reveal=Reveal.AFTER_CLOSER)
+    assert [op.kind for op in sink.ops] == ["post"]
+    assert sink.final == [visible_answer(text)]
+
+
+async def test_whole_reveal_posts_only_the_final_text() -> None:
+    sink = await stream(LONE_CLOSER_ANSWER, size=5, reveal=Reveal.WHOLE)
+    assert [op.kind for op in sink.ops] == ["post"]
+    assert sink.final == [visible_answer(LONE_CLOSER_ANSWER)]
 
 
 @pytest.mark.parametrize("partial", ["Answer <", "Answer <thi", "Answer </think", "Answer <THINK"])

@@ -13,6 +13,7 @@ import discord
 import pytest
 
 from bot.chat.streaming import WRITING_MARK, reply_chunks
+from bot.chat.thinking import ThinkingHabit
 from cogs.chat import IMAGES_REFUSED_NOTE, LLM_ERROR_REPLY
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -44,6 +45,13 @@ def every_text_shown(records: list[Sent]) -> list[str]:
     return shown
 
 
+async def known_to_stream_plainly(h: Harness) -> None:
+    """The chat model has answered before without streaming its reasoning: its replies stream from the first words
+    (a model's very first reply is posted whole)."""
+    assert h.resources.chat.thinking is not None
+    await h.resources.chat.thinking.traits.record(h.resources.chat.model, ThinkingHabit.PLAIN)
+
+
 def long_answer() -> str:
     prose = "\n\n".join(f"Paragraph {n}: " + "streamed words arrive in pieces. " * 14 for n in range(5))
     code = "```python\n" + "\n".join(f"print('line {n}')  # {'z' * 24}" for n in range(60)) + "\n```"
@@ -58,6 +66,7 @@ async def test_a_streamed_reply_is_edited_at_most_once_per_interval_and_ends_on_
 ) -> None:
     interval = 0.3
     h = await make_harness(stream_edit_seconds=interval, memory_max_turn_chars=20_000)
+    await known_to_stream_plainly(h)
     s = make_scene(h)
     answer = long_answer()
     assert len(answer) > 5000
@@ -91,6 +100,7 @@ async def test_a_streamed_reply_is_edited_at_most_once_per_interval_and_ends_on_
 
 async def test_a_failed_edit_mid_stream_still_completes_the_reply(make_harness: MakeHarness) -> None:
     h = await make_harness(stream_edit_seconds=0.2, memory_max_turn_chars=20_000)
+    await known_to_stream_plainly(h)
     s = make_scene(h)
     answer = long_answer()
     h.llm.say(reply(answer, stream_seconds=1.5, chunks=30))

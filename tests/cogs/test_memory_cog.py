@@ -126,9 +126,11 @@ async def test_show_with_very_long_summaries_stays_within_embed_limits(harness: 
     await seed_memory(harness.memory, ALICE_ID, ["Likes tea"], **summaries)
     interaction = await run(harness, "show", ALICE)
     kwargs = sent_kwargs(interaction)
-    embed = kwargs["embed"]
-    check_discord_limits(embed=embed)  # what Discord itself would refuse with a 400
-    assert len(embed) <= 6000 and len(embed.fields) == 6
+    pages = kwargs["view"].pages
+    for embed in pages:
+        check_discord_limits(embed=embed)  # what Discord itself would refuse with a 400
+    assert kwargs["embed"] is pages[0]
+    assert sum(len(embed.fields) for embed in pages) == 6  # every summary, shortened to a field and paged
     full = file_bytes(kwargs["file"]).decode()
     assert all(f"{name} ends." in full for name in sections)
 

@@ -21,9 +21,9 @@ from tests.helpers import (
     make_guild,
     make_interaction,
     make_user,
+    memory_text,
     press,
     seed_memory,
-    system_text,
 )
 from tests.llm_server import extraction
 
@@ -70,7 +70,7 @@ async def chat(h: Harness, user: Any, text: str, channel: Any = None) -> Any:
 
 
 def last_system_prompt(h: Harness) -> str:
-    return system_text(h.llm.chat_requests[-1])
+    return memory_text(h.llm.chat_requests[-1])
 
 
 def said_by_user(body: dict[str, Any]) -> list[str]:
@@ -318,18 +318,18 @@ async def test_page_buttons_turn_pages_for_the_caller_only_and_expire(harness: H
     await seed_memory(h.memory, ALICE_ID, [f"Fact {n}: " + "quite a long remembered statement " * 5 for n in range(30)])
     origin = await run(h, "show", ALICE)
     view = calls(origin)[-1].kwargs["view"]
-    assert len(view.pages) >= 3 and view.previous.disabled and not view.next.disabled
+    assert len(view.pages) >= 3 and view.previous.item.disabled and not view.next.item.disabled
 
     intruder = make_interaction(BOB, guild=make_guild())
     assert not await press(view, view.next, intruder)
     assert "Only the person who asked" in last_text(intruder) and calls(intruder)[-1].kwargs["ephemeral"] is True
-    assert view.index == 0
 
     turn = make_interaction(ALICE)
     assert await press(view, view.next, turn)
     [call] = calls(turn)
-    assert call.name == "edit_message" and call.kwargs["embed"] is view.pages[1]
-    assert not view.previous.disabled
+    assert call.name == "edit_message" and call.kwargs["embed"].to_dict() == view.pages[1].to_dict()
+    turned = call.kwargs["view"]
+    assert turned.index == 1 and not turned.previous.item.disabled
 
     await view.on_timeout()
     last = calls(origin)[-1]

@@ -28,6 +28,7 @@ from bot.memory.storage.interfaces import (
     ActivityStore,
     Generations,
     MemoryDocuments,
+    Part,
     ReplyStore,
     TurnQueue,
     UserPart,
@@ -42,12 +43,13 @@ from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from bot.storage.pg.records import PostgresRecords
-from bot.storage.records import FileRecords, OnDamaged
+from bot.storage.records import FileRecords, OnDamaged, RecordTable
 
 log = logging.getLogger(__name__)
 
 PRIVACY_FILE = "privacy.json"
 SWITCHES_FILE = "memory-switches.json"
+MODEL_TRAITS_FILE = "model-traits.json"
 
 
 @dataclass(slots=True)
@@ -64,8 +66,9 @@ class StorageBundle:
     switches: SwitchBoard
     replies: ReplyStore
     activity: ActivityStore
+    model_traits: RecordTable  # what each chat model does with its reasoning (no user's data)
     database: Database | None = None
-    _opened: list[UserPart] = field(default_factory=list)
+    _opened: list[Part] = field(default_factory=list)
 
     @property
     def learned(self) -> list[UserPart]:
@@ -77,8 +80,11 @@ class StorageBundle:
     def settings(self) -> list[UserPart]:
         return [self.privacy]
 
-    def _all(self) -> list[UserPart]:
-        return [self.generations, self.privacy, self.switches, self.memories, self.replies, self.activity, self.turns]
+    def _all(self) -> list[Part]:
+        return [
+            self.generations, self.privacy, self.switches, self.model_traits, self.memories, self.replies,
+            self.activity, self.turns,
+        ]
 
     async def open(self) -> None:
         """Connect (PostgreSQL: open the pool, apply pending migrations) and open every part."""
@@ -139,6 +145,8 @@ def build_file_storage(
         switches=SwitchBoard(switches_table, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels),
         replies=ReplyLog(data_dir / REPLIES_FILE, generations, writer=small),
         activity=ActivityLog(data_dir / ACTIVITY_FILE, writer=small),
+        # Unreadable: kept aside and started empty, the safe reading (every model's next reply is held whole).
+        model_traits=FileRecords(data_dir / MODEL_TRAITS_FILE, on_damaged="aside", writer=small),
     )
 
 
@@ -164,6 +172,7 @@ def build_postgres_storage(
         ),
         replies=PostgresReplyLog(database),
         activity=PostgresActivityLog(database),
+        model_traits=PostgresRecords(database, "model-traits"),
         database=database,
     )
 

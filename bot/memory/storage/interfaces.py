@@ -219,12 +219,16 @@ class ActivityStore(Protocol):
         ...
 
 
-class UserPart(Protocol):
-    """What every part of the bundle can do: open, close and forget one user."""
+class Part(Protocol):
+    """What every part of the bundle can do: open and close."""
 
     async def open(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class UserPart(Part, Protocol):
+    """A part that holds something of a user, and can forget it."""
 
     async def forget_user(self, user_id: int) -> Any: ...
 
@@ -242,6 +246,7 @@ __all__ = [
     "Failures",
     "Generations",
     "MemoryDocuments",
+    "Part",
     "PendingTurn",
     "ReplyRecord",
     "ReplyStore",
