@@ -20,7 +20,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOCOMO = PROJECT_ROOT.parent / "shared" / "benchmarks" / "locomo10"
+DEFAULT_LOCOMO = PROJECT_ROOT / "bench" / "data" / "locomo10"
+"""Where `scripts/fetch_locomo.py` puts the LoCoMo-10 evaluation data (not in the repository: see that script)."""
+LOCOMO_HINT = "fetch it with `python scripts/fetch_locomo.py`, or pass the folder holding it"
 
 # --- statistics ----------------------------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from bench.baselines import legacy_build_prompt
 from bench.chat_set import as_extractor_fact, confidence_of
-from bench.common import DEFAULT_LOCOMO, Table, exit_code, header, parser
+from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, Table, exit_code, header, parser
 from bot.conversation import HistoryTrimmer
 from tests.helpers import CHAT_MODEL, ScriptedLLM, build_harness, dispatch, make_user
 from tests.llm_server import ChatServer, PrefixCache, extraction, prompt_text, reply
@@ -57,7 +57,7 @@ class Session:
 def load_conversation(data_dir: Path, name: str) -> tuple[str, list[Session]]:
     path = data_dir / f"{name}.json"
     if not path.exists():
-        raise SystemExit(f"no LoCoMo conversation {path}")
+        raise SystemExit(f"no LoCoMo conversation {path}: {LOCOMO_HINT}")
     data = json.loads(path.read_text(encoding="utf-8"))
     user = data["speaker_a"]
     sessions = []

@@ -1,4 +1,4 @@
-"""Nothing leaks between users (issue 6, "Nothing leaked"), through the whole chat → memory → commands pipeline.
+"""Nothing leaks between users, through the whole chat → memory → commands pipeline.
 
 Three people talk to the bot at once, interleaved at random (seeded) in a shared channel, a second channel, a
 thread and their DMs: by @mention, by replying to the bot, and in plain chatter the bot does not answer. Every
