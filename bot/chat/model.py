@@ -6,12 +6,15 @@ Endpoints differ, and a reply must work on all of them:
   and a temperature is sent only when one is configured (and dropped, remembered, if the endpoint refuses it);
 - a server without vision refuses image parts: the request is retried once without them and the answer says so;
 - a server without streaming refuses `stream` (or answers a plain body): `open_stream` returns None and the
-  caller asks for one answer instead;
+  caller asks for one answer instead; streams ask for a closing usage chunk (`stream_options`), unless the
+  endpoint refuses that (remembered);
 - thinking (`<think>` blocks, `reasoning_content`) is never part of the answer; with a `ThinkingGuard`, each answer
   teaches what the model does with its reasoning (a lone `</think>`) and each stream carries how much of it may be
   shown while it arrives (`ChatStream.reveal`, see `bot.chat.thinking`);
 - a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
   `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
+Each answer carries the tokens the endpoint reported for it (`tokens`, None when it reported none), which the
+budgets count. `for_model` gives the same calls to another model (a server's choice), with its own adaptations.
 """
 
 from __future__ import annotations
@@ -43,11 +46,36 @@ class NotAStream(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class CallTokens:
+    """The tokens the endpoint reported for one call (`usage`)."""
+
+    prompt: int
+    completion: int
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def tokens_of(usage: Any) -> CallTokens | None:
+    """A response's or a stream's `usage` as counts; None when there is none (a malformed count counts as 0)."""
+    if usage is None:
+        return None
+    return CallTokens(_count(getattr(usage, "prompt_tokens", None)), _count(getattr(usage, "completion_tokens", None)))
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
-    """A finished answer: the visible text, and whether the images had to be left out for this endpoint."""
+    """A finished answer: the visible text, whether the images had to be left out for this endpoint, and the
+    tokens the endpoint reported for it (None: it reported none)."""
 
     text: str
     images_dropped: bool = False
+    tokens: CallTokens | None = None
 
 
 def visible_answer(raw: str) -> str:
@@ -110,6 +138,7 @@ class ChatStream:
         self.reveal = reveal
         self._learn = learn
         self.chunks = 0
+        self.tokens: CallTokens | None = None  # from the closing usage chunk, when the endpoint sends one
 
     async def deltas(self) -> AsyncIterator[str]:
         raw: list[str] = []
@@ -117,6 +146,8 @@ class ChatStream:
         try:
             async for chunk in self._stream:
                 self.chunks += 1
+                if (usage := getattr(chunk, "usage", None)) is not None:
+                    self.tokens = tokens_of(usage)
                 text = _delta_text(chunk)
                 if text:
                     raw.append(text)
@@ -184,6 +215,21 @@ class ChatModel:
         self.limit_field: str = "max_tokens" if limit_field == "auto" else limit_field
         self._learn_limit_field = limit_field == "auto"
         self.streaming_supported = True
+        self.stream_usage_supported = True
+        self._configured: dict[str, Any] = {
+            "max_tokens": max_tokens, "temperature": temperature, "limit_field": limit_field, "thinking": thinking,
+        }
+        self._siblings: dict[str, ChatModel] = {model: self}
+
+    def for_model(self, name: str) -> ChatModel:
+        """The same calls to model `name`, configured as this one was; each model learns on its own what its
+        endpoint refuses (one may want `max_completion_tokens`, another streams without usage)."""
+        sibling = self._siblings.get(name)
+        if sibling is None:
+            sibling = ChatModel(self._client, model=name, **self._configured)
+            sibling._siblings = self._siblings
+            self._siblings[name] = sibling
+        return sibling
 
     def _params(self, messages: Sequence[ChatCompletionMessageParam]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": list(messages), self.limit_field: self.max_tokens}
@@ -194,7 +240,7 @@ class ChatModel:
     async def _create(self, messages: Sequence[ChatCompletionMessageParam], **extra: Any) -> tuple[Any, bool]:
         """One request, adapted to what the endpoint refuses: the response and whether images were dropped."""
         images_dropped = False
-        for _ in range(4):  # each adaptation happens at most once
+        for _ in range(5):  # each adaptation happens at most once
             try:
                 response = await self._client.with_options(max_retries=1).chat.completions.create(
                     **self._params(messages), **extra
@@ -202,6 +248,11 @@ class ChatModel:
             except (ValueError, TypeError) as error:  # the SDK decoding a body that is not JSON
                 raise UnusableAnswer(f"the answer could not be decoded ({type(error).__name__})") from error
             except openai.APIStatusError as error:
+                if "stream_options" in extra and _rejects(error, "stream_options"):
+                    log.warning("model %s refuses stream_options; streaming without a usage chunk", self.model)
+                    self.stream_usage_supported = False
+                    extra = {key: value for key, value in extra.items() if key != "stream_options"}
+                    continue
                 if self._learn_limit_field and self.limit_field == "max_tokens" and _rejects(error, "max_tokens"):
                     log.warning("model %s refuses max_tokens; using max_completion_tokens from now on", self.model)
                     self.limit_field = "max_completion_tokens"
@@ -225,7 +276,7 @@ class ChatModel:
         text = _completion_text(response)
         _log_usage(self.model, response)
         await self._learn(text, True)
-        return Answer(visible_answer(text), images_dropped)
+        return Answer(visible_answer(text), images_dropped, tokens_of(getattr(response, "usage", None)))
 
     async def _learn(self, raw: str, complete: bool) -> None:
         if self.thinking is not None:
@@ -243,8 +294,11 @@ class ChatModel:
         """A streamed answer, or None when this endpoint does not stream (remembered: it is not asked again)."""
         if not self.streaming_supported:
             return None
+        extra: dict[str, Any] = {"stream": True}
+        if self.stream_usage_supported:
+            extra["stream_options"] = {"include_usage": True}
         try:
-            stream, images_dropped = await self._create(messages, stream=True)
+            stream, images_dropped = await self._create(messages, **extra)
         except openai.APIStatusError as error:
             if _rejects(error, "stream"):
                 log.warning("model %s refuses streaming; sending whole answers from now on", self.model)
