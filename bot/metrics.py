@@ -9,6 +9,8 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_llm_requests_total{purpose}: reply calls (`chat`) and extraction calls (`extraction`); the SDK's
   retries happen inside one call
 - memorybot_llm_errors_total{purpose,kind}: their failures by kind (timeout, connection, rate_limited, ...)
+- memorybot_llm_tokens_total{kind}: tokens counted for the daily budgets, for replies (`chat`) and extractions
+  (`extraction`): what the endpoint reported, or an estimate where it reported nothing
 - memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up for now), `requeued` or
   `parked` (failed too often: no longer tried)
 - memorybot_facts_stored_total: new facts saved by extractions
@@ -134,6 +136,14 @@ class _Collector(Collector):
             for kind, count in _by_kind(counts).items():
                 errors.add_metric([purpose, kind], count)
         yield errors
+        tokens = CounterMetricFamily(
+            "memorybot_llm_tokens",
+            "Tokens counted for the daily budgets (reported by the endpoint, else estimated), by kind.",
+            labels=["kind"],
+        )
+        for kind in ("chat", "extraction"):
+            tokens.add_metric([kind], engine.llm_tokens.get(kind, 0))
+        yield tokens
         extractions = CounterMetricFamily(
             "memorybot_extractions", "Extraction batches, by outcome.", labels=["outcome"]
         )

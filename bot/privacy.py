@@ -79,6 +79,7 @@ def privacy_statement(
     commands: Sequence[CommandHelp],
     here: MemorySwitch | None = None,
     server_name: str | None = None,
+    persona_here: bool = False,
 ) -> str:
     """The statement, in Discord markdown (fits one embed description). `pending_seconds`: the longest a turn
     waits on disk before it is distilled (the memory service computes it); `here`: the switch where it is asked."""
@@ -97,6 +98,8 @@ def privacy_statement(
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
         "fresh).",
+        "- How many tokens your conversations with it used today (a number per day, for daily budgets and "
+        "`/usage`), kept until the next day.",
         "",
         "**Where**",
         _where_text(settings),
@@ -112,6 +115,11 @@ def privacy_statement(
         f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
         "",
+        "**Who speaks**",
+        "- A server's admins may give the bot a persona, instructions and a model of the operator's choosing, for "
+        "their whole server or one channel (`/bot-settings`). Your memory is treated the same whatever persona "
+        "speaks: the admins never see it, and the persona never changes what is stored.",
+        "",
         "**See, export and delete it**",
         *[command.line() for command in commands],
     ]
@@ -122,6 +130,8 @@ def privacy_statement(
             f"- Learning is {'on' if here.learning else '**off**'} and using memory in replies is "
             f"{'on' if here.recall else '**off**'} here (server admins: `/memory-admin`).",
         ]
+        if persona_here:
+            lines.append("- Here the bot speaks with a persona or instructions this server's admins set.")
     contact = settings.privacy_contact.strip()
     lines += [
         "",

@@ -298,3 +298,24 @@ def test_env_example_shows_the_defaults(isolated: Path) -> None:
     from_example = Settings()
     defaults = Settings(discord_token=TOKEN, _env_file=None)
     assert from_example.model_dump() == defaults.model_dump()
+
+
+# --- community settings and budgets ---------------------------------------------------------------------------
+
+
+def test_models_budgets_and_dm_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    minimal(monkeypatch)
+    defaults = load_settings()
+    assert defaults.chat_models == ("gpt-4o-mini",)  # CHAT_MODEL only
+    assert (defaults.user_daily_tokens, defaults.guild_daily_tokens) == (0, 0)  # unlimited
+    assert defaults.effective_dm_policy == "all"
+    monkeypatch.setenv("ALLOWED_CHAT_MODELS", " gpt-4o , qwen3:8b,gpt-4o,, gpt-4o-mini")
+    monkeypatch.setenv("USER_DAILY_TOKENS", "20000")
+    monkeypatch.setenv("DM_POLICY", " Members ")
+    settings = load_settings()
+    assert settings.chat_models == ("gpt-4o-mini", "gpt-4o", "qwen3:8b")  # in the order written, once each
+    assert settings.user_daily_tokens == 20_000 and settings.effective_dm_policy == "members"
+    monkeypatch.setenv("ALLOW_DMS", "false")
+    assert load_settings().effective_dm_policy == "off"
+    assert "DM_POLICY" in error_of(monkeypatch, DM_POLICY="friends")
+    assert "USER_DAILY_TOKENS" in error_of(monkeypatch, DM_POLICY="all", USER_DAILY_TOKENS="-5")
