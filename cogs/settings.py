@@ -84,10 +84,11 @@ class SettingsCog(commands.Cog):
         if scope == "server":
             return None, "the whole server"
         target = channel or interaction.channel
-        if target is None or getattr(target, "guild", None) is None:
+        guild = getattr(target, "guild", None)
+        if target is None or guild is None:
             await interaction.response.send_message("Pick a channel of this server.", ephemeral=True)
             return None
-        if target.guild.id != interaction.guild.id:  # type: ignore[union-attr]
+        if guild.id != interaction.guild.id:
             await interaction.response.send_message("That channel is not in this server.", ephemeral=True)
             return None
         kind = "category" if isinstance(target, discord.CategoryChannel) else (
