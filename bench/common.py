@@ -344,6 +344,19 @@ def make_facts(n: int, seed: int = 1) -> list[object]:
     return facts
 
 
+def make_long_facts(n: int, seed: int = 1, low: int = 150, high: int = 300) -> list[object]:
+    """`n` facts of realistic length for a talkative user: `low` to `high` characters each, seeded (several
+    template sentences joined, the way the extractor folds details into one fact)."""
+    rng = random.Random(seed)
+    facts = make_facts(n, seed)
+    for fact in facts:
+        text, length = str(fact.content), rng.randint(low, high)  # type: ignore[attr-defined]
+        while len(text) < length:
+            text = f"{text}; {_fill(rng.choice(_TEMPLATES), rng).lower()}"
+        fact.content = text[:high].rstrip("; ")  # type: ignore[attr-defined]
+    return facts
+
+
 def dialogues(count: int, seed: int = 2, turns: int = 3) -> list[list[str]]:
     """`count` recent-conversation windows of `turns` turns each (user lines and short bot replies), seeded."""
     rng = random.Random(seed)

@@ -26,6 +26,8 @@ BENCHMARKS = (
     "selection_latency",
     "selection_quality",
     "selection_chat",
+    "selection_fusion",
+    "prompt_cache",
     "reply_path",
     "first_text",
     "chat_burst",
@@ -38,8 +40,11 @@ BENCHMARKS = (
     "load_lag",
     "apply_at_cap",
     "guard_errors",
+    "credential_gate",
+    "sensitive_gate",
     "footprint",
 )
+NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
         p.error(f"unknown benchmark(s): {', '.join(unknown)}")
-    for needs_data in ("selection_quality", "selection_chat"):
+    for needs_data in NEEDS_DATA:
         if args.smoke and needs_data in names and not any(args.data.glob("*.json")):
             # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
             print(f"{needs_data} skipped: no LoCoMo data in {args.data} (pass --data)\n", flush=True)
@@ -61,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
 
     def argv_for(name: str) -> list[str]:
-        extra = [str(args.data)] if name in ("selection_quality", "selection_chat") else []
+        extra = [str(args.data)] if name in NEEDS_DATA else []
         return [*extra, *(["--smoke"] if args.smoke else [])]
 
     background: subprocess.Popen[str] | None = None

@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     history_messages: int = Field(default=20, ge=0, le=100)
     history_chars: int = Field(default=8000, ge=0)
+    # channel: the channel's recent messages, everyone's; conversation: only messages to and from the bot
+    history_scope: Literal["channel", "conversation"] = "channel"
     rate_limit_messages: int = Field(default=8, ge=0)
     rate_limit_window_seconds: float = Field(default=60.0, gt=0)
     stream_replies: bool = True

@@ -25,7 +25,13 @@ import openai
 
 from bot.app import DataDirError, Resources, build_resources, start_memory
 from bot.config import Settings
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
 from bot.memory.render import memory_as_text
 from bot.memory.service import FlushReport
@@ -120,6 +126,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     memory = resources.memory
     key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id, Place.dm())  # private, like a DM
     history: list[HistoryEntry] = []
+    trimmer = HistoryTrimmer()
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
     reader = _StdinReader()
@@ -155,11 +162,13 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         prompt = await memory.memory_prompt(
             user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
         )
-        block = prompt.text
-        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
-        past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
+        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
+                                memory_profile=prompt.profile)
+        past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = await resources.chat.reply(chat_messages(system=system, history=past, current=current))
+            answer = await resources.chat.reply(
+                chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)
+            )
         except openai.OpenAIError as error:
             print(f"(the model could not answer: {type(error).__name__}: {error})", flush=True)
             continue

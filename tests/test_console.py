@@ -21,6 +21,7 @@ import pytest
 
 from bot.console import FLUSH_WAIT_SECONDS, flush_summary
 from bot.memory.service import FlushReport
+from tests.helpers import memory_text
 from tests.llm_server import ChatServer, error, extraction, raw_body, reply, stall
 from tests.test_process import assert_one_clean_line, clean_env, facts_of
 
@@ -114,8 +115,8 @@ def test_memory_is_used_in_the_next_session_and_end_of_input_saves(
     assert second.returncode == 0, err  # ended by end of input (Ctrl-D), which saves too
     assert "(the model could not answer: BadRequestError" in out, "an LLM error is reported and the chat goes on"
     assert "bot> Sure." in out
-    system = chat_server.requests[1]["body"]["messages"][0]["content"]
-    assert FACT in system and "Backend developer" in system, "last session's memory is in the prompt"
+    prompt = memory_text(chat_server.requests[1]["body"])
+    assert FACT in prompt and "Backend developer" in prompt, "last session's memory is in the prompt"
     assert facts_of(workdir / "data", USER) == [FACT, "Prefers short answers"]
 
 

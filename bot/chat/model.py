@@ -13,8 +13,10 @@ Endpoints differ, and a reply must work on all of them:
   shown while it arrives (`ChatStream.reveal`, see `bot.chat.thinking`);
 - a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
   `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
-Each answer carries the tokens the endpoint reported for it (`tokens`, None when it reported none), which the
-budgets count. `for_model` gives the same calls to another model (a server's choice), with its own adaptations.
+The tokens each endpoint reports (`usage`, with the prompt tokens it served from its prompt cache) add up in
+`ChatModel.usage`, which the metrics read; each answer also carries its own (`tokens`, None when the endpoint
+reported none), which the daily budgets count. `for_model` gives the same calls to another model (a server's
+choice), with its own adaptations and the same `usage`.
 """
 
 from __future__ import annotations
@@ -78,6 +80,28 @@ class Answer:
     tokens: CallTokens | None = None
 
 
+@dataclass(slots=True)
+class TokenUsage:
+    """What the endpoint reported for the reply calls: prompt tokens, how many of them it served from its prompt
+    cache (`usage.prompt_tokens_details.cached_tokens`; 0 where an endpoint does not say) and completion tokens.
+    A missing or malformed `usage` counts as nothing."""
+
+    reported: int = 0  # calls that reported a usage
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, usage: Any) -> None:
+        if usage is None:
+            return
+        prompt = _count(getattr(usage, "prompt_tokens", None))
+        self.reported += 1
+        self.prompt_tokens += prompt
+        details = getattr(usage, "prompt_tokens_details", None)
+        self.cached_tokens += min(prompt, _count(getattr(details, "cached_tokens", None)))
+        self.completion_tokens += _count(getattr(usage, "completion_tokens", None))
+
+
 def visible_answer(raw: str) -> str:
     """What users see and memory learns of a model's raw content: no thinking, no surrounding blank space."""
     return strip_thinking(raw).strip()
@@ -132,12 +156,14 @@ class ChatStream:
         images_dropped: bool,
         reveal: Reveal = Reveal.LIVE,
         learn: Learn | None = None,
+        usage: TokenUsage | None = None,
     ) -> None:
         self._stream = stream
         self.images_dropped = images_dropped
         self.reveal = reveal
         self._learn = learn
         self.chunks = 0
+        self._usage = usage if usage is not None else TokenUsage()
         self.tokens: CallTokens | None = None  # from the closing usage chunk, when the endpoint sends one
 
     async def deltas(self) -> AsyncIterator[str]:
@@ -146,7 +172,8 @@ class ChatStream:
         try:
             async for chunk in self._stream:
                 self.chunks += 1
-                if (usage := getattr(chunk, "usage", None)) is not None:
+                if (usage := getattr(chunk, "usage", None)) is not None:  # the closing chunk, when asked for
+                    self._usage.add(usage)
                     self.tokens = tokens_of(usage)
                 text = _delta_text(chunk)
                 if text:
@@ -189,8 +216,10 @@ def _completion_text(response: Any) -> str:
 def _log_usage(model: str, response: Any) -> None:
     usage = getattr(response, "usage", None)
     log.info(
-        "reply: model=%s prompt_tokens=%s completion_tokens=%s",
-        model, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+        "reply: model=%s prompt_tokens=%s cached_tokens=%s completion_tokens=%s",
+        model, getattr(usage, "prompt_tokens", None),
+        getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),
+        getattr(usage, "completion_tokens", None),
     )
 
 
@@ -216,6 +245,7 @@ class ChatModel:
         self._learn_limit_field = limit_field == "auto"
         self.streaming_supported = True
         self.stream_usage_supported = True
+        self.usage = TokenUsage()
         self._configured: dict[str, Any] = {
             "max_tokens": max_tokens, "temperature": temperature, "limit_field": limit_field, "thinking": thinking,
         }
@@ -228,6 +258,7 @@ class ChatModel:
         if sibling is None:
             sibling = ChatModel(self._client, model=name, **self._configured)
             sibling._siblings = self._siblings
+            sibling.usage = self.usage  # one total for the metrics, whatever the model
             self._siblings[name] = sibling
         return sibling
 
@@ -276,6 +307,7 @@ class ChatModel:
         text = _completion_text(response)
         _log_usage(self.model, response)
         await self._learn(text, True)
+        self.usage.add(getattr(response, "usage", None))
         return Answer(visible_answer(text), images_dropped, tokens_of(getattr(response, "usage", None)))
 
     async def _learn(self, raw: str, complete: bool) -> None:
@@ -307,4 +339,6 @@ class ChatModel:
             raise
         if not isinstance(stream, openai.AsyncStream):
             raise UnusableAnswer("the endpoint did not answer with a stream")
-        return ChatStream(stream, images_dropped=images_dropped, reveal=self.reveal(), learn=self._learn)
+        return ChatStream(
+            stream, images_dropped=images_dropped, reveal=self.reveal(), learn=self._learn, usage=self.usage
+        )

@@ -14,6 +14,7 @@ import discord
 from bot.config import DEFAULT_SYSTEM_PROMPT
 from bot.memory.extractor import EXTRACTION_SYSTEM_PROMPT
 from bot.memory.storage.bundle import COMMUNITY_FILE
+from cogs.privacy import statement_embeds
 from cogs.settings import NOT_ALLOWED
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -219,10 +220,26 @@ async def test_privacy_says_a_server_may_set_a_persona(make_harness: MakeHarness
     cog: Any = h.bot.get_cog("PrivacyCog")
     here = make_interaction(s.bob, guild=s.guild, channel=s.thread)
     await cog.privacy.callback(cog, here)
-    text = str(calls(here)[-1].kwargs["embed"].description)
+    text = statement_of(here)
     assert "persona" in text and "Here the bot speaks with a persona" in text
     assert "`/usage`" in text and "message menu **Regenerate**" in text and "message menu **Delete**" in text
-    assert len(text) <= 4096 and not text.endswith("…")
+    assert "**Contact**" in text and not text.endswith("…")  # all of it, in as many embeds as it takes
     elsewhere = make_interaction(s.bob, guild=s.guild, channel=h.discord.text_channel(s.guild, name="quiet"))
     await cog.privacy.callback(cog, elsewhere)
-    assert "Here the bot speaks with a persona" not in str(calls(elsewhere)[-1].kwargs["embed"].description)
+    assert "Here the bot speaks with a persona" not in statement_of(elsewhere)
+
+
+def statement_of(interaction: Any) -> str:
+    call = calls(interaction)[-1]
+    embeds = call.kwargs["embeds"] if "embeds" in call.kwargs else [call.kwargs["embed"]]
+    assert all(len(embed.description or "") <= 4096 for embed in embeds) and sum(len(e) for e in embeds) <= 6000
+    return "\n\n".join(str(embed.description) for embed in embeds)
+
+
+def test_a_long_statement_is_split_between_sections_and_never_refused() -> None:
+    sections = [f"**Part {n}**\n" + "x" * 1500 for n in range(3)]
+    embeds = statement_embeds("\n\n".join(sections))
+    assert [embed.description for embed in embeds] == ["\n\n".join(sections[:2]), sections[2]]
+    assert embeds[0].title and embeds[1].title is None
+    huge = statement_embeds("**Contact**\n" + "y" * 9000)
+    assert sum(len(embed) for embed in huge) <= 6000 and str(huge[-1].description).endswith("…")
