@@ -11,7 +11,8 @@ Reply records and last activity are plain rows, one table each. The small record
 user's privacy record, the admins' memory switches, ...) are rows of one `records` table keyed by kind and key
 (`bot.storage.pg.records`); only what is on has a row. Each user's forget generation is a row of
 `user_generations`, and every pending turn carries the generation it arrived under (migration 3 replaced the
-separate pause, mode, switch and wipe tables with these).
+separate pause, mode, switch and wipe tables with these). Each running process keeps a row in `processes`
+(`bot.storage.pg.processes`): the turns of a process whose row went stale are free for the others.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncpg
 
 from bot.storage.pg.migrations import Migration, apply_migrations
+from bot.storage.pg.processes import PROCESSES_TABLE_SQL
 from bot.storage.pg.records import RECORDS_TABLE_SQL
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -123,6 +125,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             FROM channel_switches;
         DROP TABLE paused_users, user_modes, guild_switches, channel_switches, user_wipes;
         """,
+    ),
+    Migration(
+        4,
+        "process liveness and named locks",
+        PROCESSES_TABLE_SQL,
     ),
 )
 
