@@ -35,6 +35,7 @@ BENCHMARKS = (
     "extraction_cost",
     "store_throughput",
     "storage_backends",
+    "crash_takeover",
     "retention_sweep",
     "load_lag",
     "apply_at_cap",
