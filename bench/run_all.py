@@ -42,6 +42,8 @@ BENCHMARKS = (
     "guard_errors",
     "credential_gate",
     "sensitive_gate",
+    "recall_state",
+    "place_cap",
     "footprint",
 )
 NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder

@@ -51,13 +51,13 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         max_concurrent_extractions=settings.memory_max_concurrent_extractions,
         top_k=settings.memory_top_k,
         max_facts=settings.memory_max_facts,
+        max_places=settings.memory_max_places,
         min_confidence=settings.memory_min_confidence,
         duplicate_similarity=settings.memory_duplicate_similarity,
         token_budget=settings.memory_token_budget,
         retention_days=settings.memory_retention_days,
         scope=settings.memory_scope,
         max_turn_chars=settings.memory_max_turn_chars,
-        selection_users=settings.memory_cache_users,
     )
 
 
