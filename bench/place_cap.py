@@ -36,7 +36,10 @@ USER = 312345678901234567
 GUILD = 7070
 FIRST_TICKET = 800000000000000000
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
-WORDS = ["order", "refund", "parcel", "courier", "address", "invoice", "delayed", "replacement", "warehouse", "tracking", "customer", "support", "weekend", "morning", "colour", "size", "exchange", "voucher", "receipt", "damaged", "box"]
+WORDS = [
+    "order", "refund", "parcel", "courier", "address", "invoice", "delayed", "replacement", "warehouse", "tracking",
+    "customer", "support", "weekend", "morning", "colour", "size", "exchange", "voucher", "receipt", "damaged", "box",
+]
 TARGET_RATIO = 2.0  # the capped save must be at least this much cheaper (CPU) at 300 places
 
 
