@@ -100,7 +100,8 @@ class PostgresTurnQueue:
         await self.processes.open()
 
     async def resume(self) -> list[PendingTurn]:
-        """Turns a dead or stopped process left (holds that ran out or were released), now claimed by this one."""
+        """Turns a dead or stopped process left (its liveness row stale or gone, a hold that ran out or was
+        released), now claimed by this one."""
         taken = await self.take_over()
         await self._housekeeping()
         return taken
