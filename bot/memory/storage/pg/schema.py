@@ -12,7 +12,8 @@ user's privacy record, the admins' memory switches, the servers' community setti
 `records` table keyed by kind and key (`bot.storage.pg.records`); only what is on has a row. Each user's forget
 generation is a row of `user_generations`, and every pending turn carries the generation it arrived under
 (migration 3 replaced the separate pause, mode, switch and wipe tables with these). Tokens spent for budgets are
-counters per user or server and day (`token_usage`), added to by every process.
+counters per user or server and day (`token_usage`), added to by every process. Each running process keeps a row in
+`processes` (`bot.storage.pg.processes`): the turns of a process whose row went stale are free for the others.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import asyncpg
 
 from bot.memory.storage.pg.usage import USAGE_TABLE_SQL
 from bot.storage.pg.migrations import Migration, apply_migrations
+from bot.storage.pg.processes import PROCESSES_TABLE_SQL
 from bot.storage.pg.records import RECORDS_TABLE_SQL
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -127,6 +129,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration(4, "tokens spent per user and per server per day", USAGE_TABLE_SQL),
+    Migration(
+        5,
+        "process liveness and named locks",
+        PROCESSES_TABLE_SQL,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
