@@ -168,6 +168,7 @@ def apply_extraction(
     report = ApplyReport()
     stamp = iso(now)
     latest = max((turn.at for turn in turns), default=now)
+    said_words = [(turn.at, frozenset(analyze(normalise(turn.text)))) for turn in turns]
 
     for name, update in result.section_updates():
         text = update.summary.strip()[:MAX_SUMMARY_CHARS]
@@ -191,7 +192,7 @@ def apply_extraction(
         content = candidate.content[:MAX_FACT_CHARS].strip()
         if not content:
             continue
-        said = _said_at(content, turns, latest)
+        said = _said_at(content, said_words, latest)
         content, event = dated(content, _day(said), when=candidate.when, model_date=candidate.eventDate)
         content = content[:MAX_FACT_CHARS]
         if candidate.confidence < min_confidence:
@@ -279,14 +280,14 @@ def _day(moment: datetime) -> date:
     return moment.astimezone(UTC).date()
 
 
-def _said_at(content: str, turns: Sequence[Turn], fallback: datetime) -> datetime:
+def _said_at(content: str, said: Sequence[tuple[datetime, frozenset[str]]], fallback: datetime) -> datetime:
     """When the user said what `content` states: the time of their turn sharing the most words with it (the latest
-    of equals), or `fallback` (the batch's latest turn) when there are no turns."""
-    if not turns:
+    of equals), or `fallback` (the batch's latest turn) when there are no turns. `said`: each turn's time and
+    words."""
+    if not said:
         return fallback
     wanted = _profile(content).tokens
-    scores = [(len(wanted & frozenset(analyze(normalise(turn.text)))), index) for index, turn in enumerate(turns)]
-    return turns[max(scores)[1]].at
+    return max((len(wanted & words), index, at) for index, (at, words) in enumerate(said))[2]
 
 
 def evict_overflow(memory: MemoryFile, max_facts: int) -> int:

@@ -9,9 +9,9 @@ Japanese; absolute dates without a year).
 
 Conventions, since people use these words differently:
 - "next Friday" is the Friday of next week (weeks start on Monday); "this Friday" the first Friday on or after the
-  day it was said; "on Friday" and "coming Friday" the first one after it, or the last one before it when the
-  sentence is in the past tense; "last Friday" the last one before it. "Fridays", "every Friday" are habits, not
-  dates, and are left alone.
+  day it was said; "on Friday" and "coming Friday" the first one after it; "last Friday" the last one before it.
+  In a sentence in the past tense, "this Friday" is the Friday of this week (if not after the day it was said) and
+  "on Friday" the last Friday before it. "Fridays", "every Friday" are habits, not dates, and are left alone.
 - "in two weeks" and "three days ago" are days; "in three months" and "last month" are months; "next year" a year;
   "next week" a week; "this weekend" its Saturday.
 - Days are UTC days: a message sent late in the evening far west of UTC counts from the next day.
@@ -47,13 +47,19 @@ _BARE_AFTER = frozenset(
     {"by", "until", "till", "since", "from", "before", "after", "through", "around", "of", "during", "starting"}
 )
 _SWALLOWED = frozenset({"on", "in"})  # "on next Friday": the "on" is ours to write
-# Words that put a sentence in the past, for "on Friday" (went on Friday / has an exam on Friday).
+# Words that put a sentence in the past, for "on Friday" (went on Friday / has an exam on Friday); a fact that opens
+# with a past participle ("Moved ...", "Traded ...") is in the past too.
 _PAST = re.compile(
     r"\b(?:was|were|had|did|went|got|came|met|saw|left|took|made|ran|won|lost|bought|sold|moved|started|"
-    r"finished|passed|failed|visited|attended|celebrated|adopted|married|graduated|quit|joined|broke|spent|"
-    r"gave|found|began|ended|switched|signed|flew|drove|arrived|returned)\b",
+    r"finished|passed|failed|visited|attended|celebrated|adopted|adopting|married|graduated|quit|joined|broke|"
+    r"spent|gave|found|began|ended|switched|signed|flew|drove|arrived|returned|traded|used|since|ago)\b",
     re.IGNORECASE,
 )
+_OPENING_PARTICIPLE = re.compile(r"\s*[A-Za-z]{3,}ed\b")
+
+
+def _in_the_past(text: str) -> bool:
+    return bool(_PAST.search(text) or _OPENING_PARTICIPLE.match(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +83,14 @@ class EventDate:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """One relative time expression in a text: where it is, what it means, and the words that replace it."""
+    """One relative time expression in a text: where it is, what it means, and the words that replace it. `other`
+    is its reading in the other tense, for the words whose day the tense decides ("on Friday")."""
 
     start: int
     end: int
     when: EventDate
     replacement: str
+    other: Found | None = None
 
 
 # --- arithmetic --------------------------------------------------------------------------------------------
@@ -100,7 +108,9 @@ def _add_months(day: date, months: int) -> date:
 def _weekday(said: date, weekday: int, how: str, past: bool) -> date:
     if how == "next":
         return _monday(said) + timedelta(days=7 + weekday)
-    if how in {"last", "past"} or (how == "on" and past):
+    if how == "this" and past and weekday <= said.weekday():
+        return _monday(said) + timedelta(days=weekday)  # "started this Monday": the Monday of this week
+    if how in {"last", "past"} or (how in {"on", "this"} and past):
         return said - timedelta(days=(said.weekday() - weekday - 1) % 7 + 1)
     ahead = (weekday - said.weekday()) % 7
     if ahead == 0 and how != "this":
@@ -163,6 +173,7 @@ def _cjk_number(text: str) -> int:
 
 _DOW = "|".join(_DAYS)
 _MONTH = "|".join(_MONTHS)
+_CAPITAL_MONTH = "|".join(name.capitalize() for name in _MONTHS)  # "in May", never "in may"
 _NUM = r"\d{1,3}|a\s+couple\s+of|couple\s+of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _UNIT = r"days?|weeks?|months?|years?|fortnights?"
 _NOT_POSSESSIVE = r"(?!['’]s\b)"
@@ -182,6 +193,7 @@ _EN = re.compile(
     rf"|(?P<ago_n>{_NUM})\s+(?P<ago_unit>{_UNIT})\s+ago"
     r"|(?P<span_how>next|last|this\s+past|this|past)\s+(?P<span>week|weekend|month|year)"
     rf"|(?P<m_how>next|last|this)\s+(?P<month>{_MONTH})"
+    rf"|in\s+(?-i:(?P<in_month>{_CAPITAL_MONTH}))(?![\s,]+\d)"
     rf")\b{_NOT_POSSESSIVE}(?!\s+of\b)",
     re.IGNORECASE,
 )
@@ -216,6 +228,12 @@ def _en_value(match: re.Match[str], said: date, past: bool) -> EventDate | None:
         return _span(said, offset, group("span").lower())
     if group("month"):
         return _named_month(said, _MONTHS.index(group("month").lower()) + 1, group("m_how").lower())
+    if group("in_month"):  # "moved in January" (the last one), "starts in September" (the next one)
+        month = _MONTHS.index(group("in_month").lower()) + 1
+        year = said.year
+        if month != said.month and (month > said.month) == past:
+            year += -1 if past else 1
+        return EventDate(date(year, month, 1), "month")
     return None
 
 
@@ -244,7 +262,7 @@ def _previous_word(text: str, start: int) -> tuple[int, str]:
 
 
 def _english(text: str, said: date) -> list[Found]:
-    past = bool(_PAST.search(text))
+    past = _in_the_past(text)
     found = []
     for match in _EN.finditer(text):
         position, word = _previous_word(text, match.start())
@@ -253,19 +271,23 @@ def _english(text: str, said: date) -> list[Found]:
         when = _en_value(match, said, past)
         if when is None:
             continue
-        preposition, words = _en_phrase(when, (match.group("span") or "").lower() == "weekend")
-        start = match.start()
-        if word in _SWALLOWED:
-            start = position  # "on next Friday" -> "on 2024-06-14"
-            replacement = f"{preposition} {words}"
-        elif word in _BARE_AFTER:
-            replacement = words
-        else:
-            replacement = f"{preposition} {words}"
-        if text[start].isupper():
-            replacement = replacement[0].upper() + replacement[1:]
-        found.append(Found(start, match.end(), when, replacement))
+        start = position if word in _SWALLOWED else match.start()  # "on next Friday" -> "on 2024-06-14"
+        weekend = (match.group("span") or "").lower() == "weekend"
+        first = not text[:start].strip() or text[:start].rstrip()[-1] in ".!?"  # a sentence starts with it
+        other = None
+        on_or_this = bool(match.group("dow")) and match.group("dow_how").lower() in {"on", "this"}
+        ambiguous = on_or_this or bool(match.group("in_month"))
+        if ambiguous and (flipped := _en_value(match, said, not past)) is not None and flipped != when:
+            other = Found(start, match.end(), flipped, _en_replacement(flipped, word, weekend, first))
+        found.append(Found(start, match.end(), when, _en_replacement(when, word, weekend, first), other))
     return found
+
+
+def _en_replacement(when: EventDate, before: str, weekend: bool, first: bool) -> str:
+    """The words for `when` after the word `before`: "until 2023", but "on 2024-06-14" where no preposition is."""
+    preposition, words = _en_phrase(when, weekend)
+    replacement = words if before in _BARE_AFTER else f"{preposition} {words}"
+    return replacement[0].upper() + replacement[1:] if first else replacement
 
 
 # --- Chinese and Japanese ------------------------------------------------------------------------------------
@@ -361,11 +383,15 @@ def find(text: str, said_on: date) -> list[Found]:
     return kept
 
 
-def resolved(text: str, said_on: date) -> tuple[str, EventDate | None]:
-    """`text` with each relative time expression replaced by the date it stands for, and the first such date."""
+def resolved(text: str, said_on: date, *, hint: EventDate | None = None) -> tuple[str, EventDate | None]:
+    """`text` with each relative time expression replaced by the date it stands for, and the first such date.
+    `hint` (a date the model wrote) picks the reading of a first expression whose day the tense decides, when the
+    other reading is the hint ("traded the car on Saturday": the last Saturday, not the next)."""
     found = find(text, said_on)
     if not found:
         return text, None
+    if hint is not None and found[0].other is not None and found[0].other.when == hint:
+        found[0] = found[0].other
     pieces, at = [], 0
     for item in found:
         pieces += [text[at : item.start], item.replacement]
@@ -404,13 +430,15 @@ def dated(content: str, said_on: date, *, when: str | None = None, model_date: s
     """A fact's text with its relative time words resolved, and its event date ("" when the words give none).
 
     The fact's own words come first; then the time words the model quoted (`when`); then the date the model
-    computed (`model_date`), used only when the code read no time words. A date that is not in the text already is
+    computed (`model_date`), used only when the code read no time words, or to choose between the two readings of
+    words whose day depends on the tense. A date that is not in the text already is
     appended in brackets, so the text never keeps words that age."""
-    text, found = resolved(content, said_on)
+    hint = parse_event_date(model_date)
+    text, found = resolved(content, said_on, hint=hint)
     if found is not None:
         return text, found.value
     quoted = find(when, said_on) if when else []
-    event = quoted[0].when if quoted else parse_event_date(model_date)
+    event = quoted[0].when if quoted else hint
     if event is None:
         return content, ""
     return (content if event.value in content else f"{content} ({event.value})"), event.value

@@ -217,11 +217,16 @@ _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"'`<>«»“”]+")
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:+.-]+)?|\d{1,2}[:h.]\d{2}(?:[ap]m)?|\d{1,2}(?:st|nd|rd|th)")
 
 
+# Dates as the engine writes them when it resolves relative time words (`bot.memory.dates`): an ISO week, and the
+# Chinese and Japanese forms, which run into the words around them.
+_WRITTEN_DATE = re.compile(r"\d{4}-W\d{2}|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{4}年")
+
+
 def identifiers(text: str) -> set[str]:
     """Identifier-like tokens of `text`, lower-cased: letters and digits mixed (`secret-12-3`, `A1B2C3`,
     `order#4411x`), at least four characters; plain numbers, dates and times are not identifiers."""
     found = set()
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_WRITTEN_DATE.sub(" ", text)):
         token = raw.strip(".-_#@").casefold()
         if len(token) < 4 or not any(c.isdigit() for c in token) or not any(c.isalpha() for c in token):
             continue
