@@ -39,6 +39,7 @@ BENCHMARKS = (
     "guard_errors",
     "credential_gate",
     "sensitive_gate",
+    "update_suite",
     "footprint",
 )
 
