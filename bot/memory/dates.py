@@ -261,7 +261,18 @@ def _previous_word(text: str, start: int) -> tuple[int, str]:
     return begin, text[begin:end].lower()
 
 
+# Every English expression holds one of these words: texts without any (most facts) skip the big pattern.
+_EN_WORDS = frozenset(
+    {*_DAYS, *_MONTHS, "today", "tonight", "tomorrow", "tmrw", "yesterday", "night", "morning", "afternoon",
+     "evening", "day", "days", "week", "weeks", "weekend", "month", "months", "year", "years", "fortnight",
+     "fortnights"}
+)
+_WORD = re.compile(r"[a-z]+")
+
+
 def _english(text: str, said: date) -> list[Found]:
+    if _EN_WORDS.isdisjoint(_WORD.findall(text.lower())):
+        return []
     past = _in_the_past(text)
     found = []
     for match in _EN.finditer(text):
@@ -358,7 +369,13 @@ def _cjk_phrase(when: EventDate, style: Style) -> str:
     return f"{day.year}年"
 
 
+# Every Chinese or Japanese expression holds one of these: texts without any (all others) skip the big pattern.
+_CJK_TRIGGER = re.compile(r"[天日周週期拜月年后後前]|あした|あさって|きのう|おととい|おととし")
+
+
 def _cjk(text: str, said: date) -> list[Found]:
+    if not _CJK_TRIGGER.search(text):
+        return []
     style: Style = "ja" if _JAPANESE.search(text) else "zh"
     found = []
     for match in _CJK.finditer(text):

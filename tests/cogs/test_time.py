@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.memory.models import iso
+from bot.memory.models import Fact, MemoryFile, iso
+from cogs.memory import IN_DMS, build_show_pages, memory_as_markdown
 from tests.cogs.conftest import ALICE_ID, Scene
-from tests.helpers import calls, dispatch, extraction_input, make_interaction, run_slash
+from tests.helpers import calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
 from tests.llm_server import Response, extraction
 
 
@@ -69,3 +70,40 @@ async def test_a_move_is_history_in_show_and_absent_from_every_later_prompt(scen
     assert calls(forgot)[-1].content == f"Forgotten: `{paris['id']}`."
     after = h.memory_on_disk(ALICE_ID)
     assert after is not None and [f["id"] for f in after["facts"]] == [lyon["id"], party["id"]]
+
+
+
+def lived_in(n: int) -> Fact:
+    return Fact(id=f"fact_{n:08x}", content=f"Lived in city number {n}, " + "a long story about that place " * 6,
+                validTo=f"2024-0{1 + n % 9}-01T10:00:00+00:00", supersededBy=f"fact_{n + 1:08x}")
+
+
+def test_history_alone_is_shown_as_history_on_pages_within_discord_limits() -> None:
+    memory = MemoryFile(facts=[lived_in(n) for n in range(1, 40)])
+    pages, _ = build_show_pages(memory)
+    assert len(pages) > 1
+    for page in pages:
+        check_discord_limits(embed=page)
+        assert "**Facts**" not in (page.description or "")  # nothing holds now: no facts heading on any page
+    first = pages[0].description or ""
+    assert first.startswith("**History** (39)") and "~~Lived in city number 1," in first
+    assert "replaced by fact_00000002" in first and "until 2024-02-01" in first
+    text = "".join(page.description or "" for page in pages)
+    assert "replaced by fact_00000028" not in text  # the last one's replacement is gone: no dangling id
+    assert text.count("~~Lived in city number") == 39
+
+
+def test_a_search_finds_history_too_and_the_markdown_copy_has_it_apart() -> None:
+    lyon = Fact(id="fact_0000aaaa", content="Lives in Lyon")
+    paris = Fact(id="fact_0000bbbb", content="Lives in Paris", validTo="2024-06-05T21:30:00+00:00",
+                 supersededBy=lyon.id)
+    memory = MemoryFile(facts=[paris, lyon])
+    pages, _ = build_show_pages(memory, search="paris")
+    description = pages[0].description or ""
+    assert description.startswith("**History** (1)") and "Lives in Lyon" not in description
+    pages, _ = build_show_pages(memory, search="rome")
+    assert pages[0].description == "No fact matches that search."
+    document = memory_as_markdown(memory, IN_DMS)
+    facts, _, history = document.partition("## History")
+    assert "Lives in Lyon" in facts and "Lives in Paris" not in facts
+    assert "`fact_0000bbbb` Lives in Paris (until 2024-06-05, replaced by fact_0000aaaa; DMs)" in history

@@ -194,3 +194,13 @@ async def test_memories_written_before_load_unchanged_from_either_store(setup: S
     assert saved[1] == OLD_DOCUMENT["facts"][1]  # type: ignore[index]
     assert {key: saved[0][key] for key in OLD_DOCUMENT["facts"][0]} == OLD_DOCUMENT["facts"][0]  # type: ignore[index]
     assert not {"observedAt", "eventDate", "validTo", "supersededBy"} & set(saved[0])
+
+
+async def test_retracting_the_fact_that_replaced_another_reopens_it(setup: Setup) -> None:
+    """The messages that said "moved to Lyon" were deleted: that statement is taken back, so Paris holds again."""
+    memory = await moved(setup)
+    paris, lyon, _ = memory.facts
+    assert await setup.service.controls.retract(ALICE, {lyon.id}) == 1
+    memory = await setup.memory()
+    assert [(f.content, f.closed) for f in memory.facts][0] == ("Lives in Paris", False)
+    assert lyon.id not in {f.id for f in memory.facts} and memory.facts[0].id == paris.id
