@@ -677,7 +677,7 @@ class MemoryCog(commands.Cog):
         for item in reversed(memory.facts):  # newest first
             if needle and needle not in item.id and needle not in item.content.casefold():
                 continue
-            label = f"{item.id} · {item.content}" + (" (history)" if item.closed else "")
+            label = f"{item.id} · " + ("(history) " if item.closed else "") + item.content
             choices.append(app_commands.Choice(name=_clip(label, 100), value=item.id))
             if len(choices) == AUTOCOMPLETE_LIMIT:
                 break

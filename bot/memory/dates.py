@@ -2,21 +2,19 @@
 
 "My exam is next Friday" is true for a week; stored as words, it misleads every reply after that. So a fact's (and a
 summary's) relative time words are replaced with the date they stand for, counted from the day the message was sent,
-not from the day it was extracted, and the fact keeps that date as its `eventDate` (ISO 8601: a day `2024-06-14`, a
-week `2024-W24`, a month `2024-06` or a year `2024`). Models get date arithmetic wrong, so the arithmetic is here;
-a date the model wrote is used only for words this module does not read (other languages than English, Chinese and
-Japanese; absolute dates without a year).
+not the day it was extracted, and the fact keeps that date as its `eventDate` (ISO 8601: a day `2024-06-14`, a week
+`2024-W24`, a month `2024-06` or a year `2024`). Models get date arithmetic wrong, so it is done here; a date the
+model wrote is used for words this module does not read (English, Chinese and Japanese are read) and to pick between
+the two readings of words whose day the tense decides.
 
 Conventions, since people use these words differently:
 - "next Friday" is the Friday of next week (weeks start on Monday); "this Friday" the first Friday on or after the
   day it was said; "on Friday" and "coming Friday" the first one after it; "last Friday" the last one before it.
   In a sentence in the past tense, "this Friday" is the Friday of this week (if not after the day it was said) and
   "on Friday" the last Friday before it. "Fridays", "every Friday" are habits, not dates, and are left alone.
-- "in two weeks" and "three days ago" are days; "in three months" and "last month" are months; "next year" a year;
-  "next week" a week; "this weekend" its Saturday.
-- Days are UTC days: a message sent late in the evening far west of UTC counts from the next day.
-
-Pure: no I/O, no clock.
+- "in two weeks" and "three days ago" are days; "in three months", "last month" and "in May" months; "next year" a
+  year; "next week" a week; "this weekend" its Saturday.
+- Days are UTC days: a message sent late in the evening far west of UTC counts from the next day. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -28,17 +26,13 @@ from datetime import date, timedelta
 from typing import Any, Literal
 
 Precision = Literal["day", "week", "month", "year"]
-Style = Literal["en", "zh", "ja"]
+Style = Literal["zh", "ja"]
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-)
-_NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2,
-}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "couple of": 2, "three": 3, "four": 4,
+                 "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _JA_DAYS = {"月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6}
@@ -93,6 +87,8 @@ class Found:
     other: Found | None = None
 
 
+_DAYS_IN = {"day": 1, "week": 7, "fortnight": 14}
+
 # --- arithmetic --------------------------------------------------------------------------------------------
 
 
@@ -120,10 +116,8 @@ def _weekday(said: date, weekday: int, how: str, past: bool) -> date:
 
 def _shift(said: date, amount: int, unit: str) -> EventDate:
     unit = unit.rstrip("s")
-    if unit == "day":
-        return EventDate(said + timedelta(days=amount), "day")
-    if unit in {"week", "fortnight"}:
-        return EventDate(said + timedelta(days=amount * (14 if unit == "fortnight" else 7)), "day")
+    if unit in _DAYS_IN:
+        return EventDate(said + timedelta(days=amount * _DAYS_IN[unit]), "day")
     if unit == "month":
         return EventDate(_add_months(said, amount), "month")
     return EventDate(date(said.year + amount, 1, 1), "year")
@@ -150,23 +144,12 @@ def _named_month(said: date, month: int, how: str) -> EventDate:
 
 
 def _number(text: str) -> int:
+    """A count written in digits, in English words or in Chinese numerals (up to 99)."""
     words = " ".join(text.lower().split())
-    if words.isdigit():
-        return int(words)
-    if words in _NUMBER_WORDS:
-        return _NUMBER_WORDS[words]
-    return _cjk_number(words)
-
-
-def _cjk_number(text: str) -> int:
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return _CJK_DIGITS.get(tens, 1) * 10 + _CJK_DIGITS.get(ones, 0)
-    return _CJK_DIGITS.get(text, 0)
+    if words.isdigit() or words in _NUMBER_WORDS:
+        return int(words) if words.isdigit() else _NUMBER_WORDS[words]
+    tens, ten, ones = words.partition("十")
+    return (_CJK_DIGITS.get(tens, 1) * 10 if ten else 0) + _CJK_DIGITS.get(ones if ten else tens, 0)
 
 
 # --- English -------------------------------------------------------------------------------------------------
@@ -316,19 +299,14 @@ _CJK = re.compile(
     rf"|(?P<n>{_CJK_NUM})(?:(?:个|個|ヶ|か|カ)(?P<unit_m>月)|(?:个|個)?(?P<unit>天|日|周|週間|週|星期|年))"
     r"(?P<dir>以后|以後|之后|之後|后|後|以前|之前|前)"
 )
-_CJK_DAY_OFFSETS = {
-    "大后天": 3, "大後天": 3, "后天": 2, "後天": 2, "明後日": 2, "あさって": 2, "明天": 1, "明日": 1, "あした": 1,
-    "今天": 0, "今日": 0, "昨天": -1, "昨日": -1, "きのう": -1, "前天": -2, "一昨日": -2, "おととい": -2,
-}
-_CJK_WEEK_OFFSETS = {
-    "下下": 2, "再来週": 2, "再来": 2, "下": 1, "来週": 1, "来": 1, "上": -1, "先週": -1, "先": -1,
-    "这": 0, "這": 0, "本": 0, "今週": 0, "今": 0,
-}
+_CJK_DAY_OFFSETS = {"大后天": 3, "大後天": 3, "后天": 2, "後天": 2, "明後日": 2, "あさって": 2, "明天": 1, "明日": 1,
+                    "あした": 1, "今天": 0, "今日": 0, "昨天": -1, "昨日": -1, "きのう": -1, "前天": -2, "一昨日": -2,
+                    "おととい": -2}
+_CJK_WEEK_OFFSETS = {"下下": 2, "再来週": 2, "再来": 2, "下": 1, "来週": 1, "来": 1, "上": -1, "先週": -1, "先": -1,
+                     "这": 0, "這": 0, "本": 0, "今週": 0, "今": 0}
 _CJK_MONTH_OFFSETS = {"下": 1, "来月": 1, "上": -1, "先月": -1}
-_CJK_YEAR_OFFSETS = {
-    "明年": 1, "来年": 1, "去年": -1, "昨年": -1, "今年": 0, "后年": 2, "後年": 2, "再来年": 2,
-    "前年": -2, "一昨年": -2, "おととし": -2,
-}
+_CJK_YEAR_OFFSETS = {"明年": 1, "来年": 1, "去年": -1, "昨年": -1, "今年": 0, "后年": 2, "後年": 2, "再来年": 2,
+                     "前年": -2, "一昨年": -2, "おととし": -2}
 _JAPANESE = re.compile(r"[\u3040-\u30ff]|曜|来週|先週|来月|先月|週間")
 
 
@@ -350,7 +328,7 @@ def _cjk_value(match: re.Match[str], said: date) -> EventDate | None:
         return _span(said, _CJK_YEAR_OFFSETS[group("yr")], "year")
     if group("day"):
         return EventDate(said + timedelta(days=_CJK_DAY_OFFSETS[group("day")]), "day")
-    amount = _cjk_number(group("n"))
+    amount = _number(group("n"))
     if amount <= 0:
         return None
     sign = -1 if "前" in group("dir") else 1
