@@ -210,7 +210,7 @@ def apply_extraction(
             if _adds_detail(existing.content, content):
                 existing.content = content  # merge: keep the id, take the more detailed wording
             existing.eventDate = existing.eventDate or event
-            stored.append(_Stored(candidate, existing, iso(said)))
+            stored.append(_Stored(candidate, existing, iso(said), added=False))
             report.facts_confirmed += 1
             continue
         fact = Fact(
@@ -253,6 +253,7 @@ class _Stored:
     candidate: NewFact
     fact: Fact
     said: str
+    added: bool = True
 
 
 def _replacement(old: Fact, stored: list[_Stored], dropped: list[tuple[NewFact, str]]) -> _Stored | str:
@@ -260,14 +261,14 @@ def _replacement(old: Fact, stored: list[_Stored], dropped: list[tuple[NewFact, 
     "kept" when its replacement was not stored (a correction without its replacement would just lose memory), or
     "retracted" when nothing replaces it (a mistake or a request to forget: it is deleted).
 
-    The replacement is the new fact that names `old` in `replaces`, else the stored new fact about the same thing
-    (sharing the most content words with it)."""
+    The replacement is the new fact that names `old` in `replaces`, else the new fact added about the same thing
+    (sharing the most content words with it; a fact merely confirmed replaces only what it names)."""
     named = [item for item in stored if old.id in item.candidate.replaces]
     if named:
         return named[0]
     if any(old.id in candidate.replaces for candidate, _ in dropped):
         return "kept"
-    related = [item for item in stored if _same_subject(old.content, item.fact.content)]
+    related = [item for item in stored if item.added and _same_subject(old.content, item.fact.content)]
     if related:
         words = _profile(old.content).tokens
         return max(related, key=lambda item: len(words & _profile(item.fact.content).tokens))

@@ -310,3 +310,12 @@ def test_a_date_the_engine_wrote_is_no_identifier_the_user_must_have_said(conten
     assert report.ungrounded == 0 and [f.content for f in after.facts] == [content]
     coded = MemoryFile(facts=[fact("2024年5月的订单号是A7X9K2", "fact_0000000b")])
     assert admit(before, coded, ModelAuthor(DM, "place", EXTRACTED, grounding="订单")).ungrounded == 1
+
+
+def test_a_fact_merely_confirmed_replaces_only_what_it_names() -> None:
+    """"Forget my cat" in a batch that also restates the dog: the cat is deleted, not filed as the dog's history."""
+    cat = fact("Has a cat named Miso", "fact_0000000a")
+    dog = fact("Has a dog named Rex", "fact_0000000b")
+    memory = MemoryFile(facts=[cat, dog])
+    report = apply(memory, answer(("Has a dog named Rex", 0.95), remove=[cat.id]))
+    assert memory.facts == [dog] and report.facts_removed == 1 and report.facts_confirmed == 1
