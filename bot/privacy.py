@@ -105,8 +105,7 @@ def privacy_statement(
     lines = [
         "**What it stores about you**",
         "- A profile distilled from what you say to it: six short summaries (work, personal life, what is on your "
-        "mind, recent months, earlier context, background) and a list of facts; a fact something you said later "
-        "replaced stays as history (shown to you, never used in replies) until you forget it. "
+        "mind, recent months, earlier context, background) and a list of facts. "
         "It does not keep a transcript of your messages.",
         f"- Your recent messages to it and its replies, only until they are distilled: normally at most "
         f"**{minutes} minutes**. If the language model cannot be reached for longer, they wait in the bot's "
