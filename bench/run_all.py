@@ -45,6 +45,7 @@ BENCHMARKS = (
     "sensitive_gate",
     "recall_state",
     "place_cap",
+    "update_suite",
     "footprint",
 )
 NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder

@@ -59,6 +59,7 @@ CONFIRM_EXPIRED = "This confirmation expired: use /memory forget again."
 PAGES_EXPIRED = "These buttons expired: use /memory show again."
 EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
 NOT_HERE = "not used here"
+HISTORY_NOTE = "no longer true, never used in replies"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +80,10 @@ class PlaceLabels:
         return where if self.summaries_usable(place) else f"{where}, {NOT_HERE}"
 
     def hidden(self, memory: MemoryFile) -> int:
-        """How many facts and places' summaries the place asked in does not use."""
+        """How many facts (history aside: it is used nowhere) and places' summaries the place asked in does not
+        use."""
         learned_in = [place for place in memory.summary_places() if not memory.place_memory(place).is_empty()]
-        return sum(not self.fact_usable(fact) for fact in memory.facts) + sum(
+        return sum(not self.fact_usable(fact) for fact in memory.live_facts()) + sum(
             not self.summaries_usable(place) for place in learned_in
         )
 
@@ -106,6 +108,21 @@ def fact_line(
     return f"{line} · {discord.utils.escape_markdown(where)}" if where else line
 
 
+def history_note(fact: Fact, memory: MemoryFile) -> str:
+    """How a closed fact ended: since when it no longer holds, and the fact that replaced it (while it is kept)."""
+    parts = [f"until {fact.validTo[:10]}"] if fact.validTo else []
+    if fact.supersededBy and memory.fact_by_id(fact.supersededBy) is not None:
+        parts.append(f"replaced by {fact.supersededBy}")
+    return ", ".join(parts) or "no longer holds"
+
+
+def history_line(fact: Fact, memory: MemoryFile, labels: PlaceLabels) -> str:
+    """A closed fact: history, used in no reply, forgotten like any fact."""
+    where = "shared everywhere" if fact.shared else labels.name(fact.place)
+    line = f"`{fact.id}` ~~{discord.utils.escape_markdown(fact.content)}~~ · *{history_note(fact, memory)}*"
+    return f"{line} · {discord.utils.escape_markdown(where)}"
+
+
 def _summaries(memory: MemoryFile, labels: PlaceLabels) -> list[tuple[str, str]]:
     """(heading, text) of every non-empty summary of every place, each heading naming its place."""
     found = []
@@ -122,10 +139,15 @@ def memory_as_markdown(memory: MemoryFile, labels: PlaceLabels = IN_DMS) -> str:
     lines = ["# What I remember about you", "", f"Asked in: {labels.here}", ""]
     for heading, summary in _summaries(memory, labels):
         lines += [f"## {heading}", summary, ""]
-    if memory.facts:
+    live = memory.live_facts()
+    if live:
         lines += ["## Facts", ""]
         lines += [f"- `{f.id}` {f.content} ({'yours' if f.user_owned else f'{f.category}, {f.confidence:.0%}'}; "
-                  f"{labels.fact_where(f)})" for f in memory.facts]
+                  f"{labels.fact_where(f)})" for f in live]
+    history = [fact for fact in memory.facts if fact.closed]
+    if history:
+        lines += ["", "## History", "", HISTORY_NOTE, ""]
+        lines += [f"- `{f.id}` {f.content} ({history_note(f, memory)}; {labels.name(f.place)})" for f in history]
     return "\n".join(lines) + "\n"
 
 
@@ -145,6 +167,7 @@ class _Page:
     fields: list[tuple[str, str]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     size: int = 0  # characters of fields and description so far
+    has_facts: bool = False  # holds lines of facts that hold now (history alone goes without the facts' heading)
 
 
 def build_show_pages(
@@ -166,13 +189,15 @@ def build_show_pages(
             "/memory share fact:<id> makes a fact usable everywhere. " + footer
         )
     needle = (search or "").strip().casefold()
-    facts = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
+    matching = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
+    facts = [fact for fact in matching if not fact.closed]
+    history = [fact for fact in matching if fact.closed]
     title = "What I remember about you" if not needle else f"Facts matching “{_clip(search or '', 60)}”"
     summaries = [] if needle else _summaries(memory, labels)
     clipped = any(len(text) > EMBED_FIELD_LIMIT for _, text in summaries)
     pointer = "Some summaries are shortened here: the full text is in the attached file.\n" if clipped else ""
     heading = f"**Facts** ({len(facts)})\n" if facts else ""
-    if needle and not facts:
+    if needle and not matching:
         heading = "No fact matches that search."
     room = EMBED_TOTAL_LIMIT - len(title) - len(f"Page 9999/9999 · {footer}") - len(pointer) - len(heading) - 16
     description_room = EMBED_DESCRIPTION_LIMIT - len(pointer) - len(heading) - 16
@@ -186,7 +211,11 @@ def build_show_pages(
         page.fields.append((name, value))
         page.size += cost
     used = 0  # description characters on the current page
-    for line in (_clip(line, FACT_LINE_LIMIT) for line in _fact_lines(facts, labels)):
+    lines = _fact_lines(facts, labels)
+    if history:
+        lines += [f"**History** ({len(history)}) · {HISTORY_NOTE}"]
+        lines += [history_line(fact, memory, labels) for fact in history]
+    for index, line in enumerate(_clip(line, FACT_LINE_LIMIT) for line in lines):
         cost = len(line) + 1
         page = pages[-1]
         full = len(page.lines) >= FACTS_PER_PAGE or page.size + cost > room or used + cost > description_room
@@ -194,6 +223,7 @@ def build_show_pages(
             pages.append(page := _Page())
             used = 0
         page.lines.append(line)
+        page.has_facts = page.has_facts or index < len(facts)
         page.size += cost
         used += cost
     embeds: list[discord.Embed] = []
@@ -202,8 +232,8 @@ def build_show_pages(
         for name, value in page.fields:
             embed.add_field(name=name, value=value, inline=False)
         parts = [pointer] if number == 1 and pointer else []
-        if page.lines or (number == 1 and not facts and heading):
-            parts.append(heading + "\n".join(page.lines))
+        if page.lines or (number == 1 and not matching and heading):
+            parts.append((heading if page.has_facts or not page.lines else "") + "\n".join(page.lines))
         embed.description = "".join(parts).strip() or None
         prefix = f"Page {number}/{len(pages)} · " if len(pages) > 1 else ""
         embed.set_footer(text=prefix + footer)
@@ -647,7 +677,8 @@ class MemoryCog(commands.Cog):
         for item in reversed(memory.facts):  # newest first
             if needle and needle not in item.id and needle not in item.content.casefold():
                 continue
-            choices.append(app_commands.Choice(name=_clip(f"{item.id} · {item.content}", 100), value=item.id))
+            label = f"{item.id} · " + ("(history) " if item.closed else "") + item.content
+            choices.append(app_commands.Choice(name=_clip(label, 100), value=item.id))
             if len(choices) == AUTOCOMPLETE_LIMIT:
                 break
         return choices

@@ -97,18 +97,42 @@ class NewFact(BaseModel):
     confidence: float = 0.0
     # The model's mark for health, sex life, religion, politics or finances (None: not marked); see `sensitive`.
     sensitive: str | None = None
+    # Time: the time words as the user said them ("next Friday"), and the date the model counted from them; the
+    # code resolves the words itself and uses the model's date only for words it cannot read (`bot.memory.dates`).
+    when: str | None = None
+    eventDate: str | None = None
+    # Ids of stored facts this one makes no longer true ("moved to Lyon" replaces "lives in Paris"): they are
+    # closed as history when this fact is stored, and stay as they are when it is not.
+    replaces: list[str] = Field(default_factory=list)
 
     @field_validator("sensitive", mode="before")
     @classmethod
     def _sensitive(cls, value: Any) -> str | None:
         return marked_category(value)
 
+    @field_validator("when", "eventDate", mode="before")
+    @classmethod
+    def _optional_text(cls, value: Any) -> str | None:
+        """Text, or None for anything else (a number, an object, an empty string)."""
+        return (value.strip()[:100] or None) if isinstance(value, str) else None
+
+    @field_validator("replaces", mode="before")
+    @classmethod
+    def _replaced_ids(cls, value: Any) -> list[str]:
+        """One id or a list of them; anything else means none."""
+        items = [value] if isinstance(value, str | int) and not isinstance(value, bool) else value
+        if not isinstance(items, list):
+            return []
+        return [str(item) for item in items if isinstance(item, str | int) and not isinstance(item, bool)]
+
     @model_serializer(mode="wrap")
-    def _without_empty_mark(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Unmarked facts keep the documented shape (content, category, confidence)."""
+    def _without_empty_marks(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Facts without the optional fields keep the documented shape (content, category, confidence)."""
         data = handler(self)
-        if isinstance(data, dict) and self.sensitive is None:
-            data.pop("sensitive", None)
+        if isinstance(data, dict):
+            for name in ("sensitive", "when", "eventDate", "replaces"):
+                if not data.get(name):
+                    data.pop(name, None)
         return data
 
     @field_validator("confidence", mode="before")

@@ -1,30 +1,38 @@
 """Applying a validated extraction to a user's memory: the only code that changes memory content.
 
 - Summaries are overwritten where `shouldUpdate` is true and the new text is non-empty.
-- `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error), never a fact the user
-  wrote or corrected, and not a fact about the same thing as a new fact that was not stored ("loves X" stays when
-  "hates X" is refused or below the threshold: a correction without its replacement would just lose memory).
+- `factsToRemove` (and a new fact's `replaces`) touches only open facts that exist (a hallucinated id is ignored,
+  never an error), never a fact the user wrote or corrected. A fact a stored new fact replaces (named in its
+  `replaces`, else the new fact about the same thing) is closed, not deleted: it stays as history (`validTo`,
+  `supersededBy`). One whose replacement was not stored stays as it was ("loves X" stays when "hates X" is refused
+  or below the threshold: a correction without its replacement would just lose memory). One nothing replaces is a
+  retraction, deleted: the user said it was wrong, or asked to forget it, and history would keep what they took back.
+- Time: a new fact records when the user said it (`observedAt`: the time of their turn it came from, not of the
+  extraction), and its relative time words, in facts and in summaries, are replaced by the date they stand for,
+  counted from that turn's day; the fact keeps the date as its `eventDate` (`bot.memory.dates`).
 - The model's sensitive-data mark travels with a new fact (`sensitive`), for the write gate, which withholds what
   the user did not ask to keep (`bot.memory.gate`, `bot.memory.withhold`).
 - New facts need the confidence threshold, must pass the poisoning guard, and are de-duplicated: an exact
   (case-, width- and space-insensitive) or near duplicate confirms the existing fact instead of adding a copy.
-- Past the cap, the least valuable facts (lowest confidence, then least recently confirmed) are evicted; facts the
-  user wrote or corrected are never evicted.
+- Past the cap, history goes first (closed longest ago first), then the least valuable facts (lowest confidence,
+  then least recently confirmed); facts the user wrote or corrected are never evicted.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from functools import lru_cache
 
 from rapidfuzz.distance import Indel
 
-from bot.memory.answer import ExtractionResult
+from bot.memory.answer import ExtractionResult, NewFact
+from bot.memory.dates import dated, resolved
 from bot.memory.filter import normalise
 from bot.memory.guard import rejection_reason
-from bot.memory.models import Fact, MemoryFile, iso, new_fact_id
+from bot.memory.models import Fact, MemoryFile, Turn, iso, new_fact_id
 from bot.memory.selector import analyze
 
 MAX_SUMMARY_CHARS = 1200
@@ -43,9 +51,13 @@ class ApplyReport:
     facts_below_threshold: int = 0
     facts_refused: int = 0
     facts_evicted: int = 0
+    facts_closed: int = 0  # replaced by a new fact: kept as history
 
     def changed(self) -> bool:
-        return bool(self.sections_updated or self.facts_added or self.facts_confirmed or self.facts_removed)
+        return bool(
+            self.sections_updated or self.facts_added or self.facts_confirmed or self.facts_removed
+            or self.facts_closed
+        )
 
 
 # Words that flip or date a statement: "does not drink coffee" is no duplicate of "drinks coffee", although the
@@ -132,9 +144,12 @@ def _adds_detail(old: str, new: str) -> bool:
     return bool(old_units) and old_units < new_units
 
 
-def _fact_value(fact: Fact) -> tuple[float, str]:
-    """Ordering key for eviction: lower confidence first, then the one confirmed or created longest ago."""
-    return fact.confidence, fact.lastConfirmedAt or fact.createdAt
+def _fact_value(fact: Fact) -> tuple[bool, float, str]:
+    """Ordering key for eviction: history first (closed longest ago first), then lower confidence, then the one
+    confirmed or created longest ago. So a long history never costs a fact that holds now."""
+    if fact.closed:
+        return False, 0.0, fact.validTo or fact.said_at
+    return True, fact.confidence, fact.lastConfirmedAt or fact.createdAt
 
 
 def apply_extraction(
@@ -146,69 +161,134 @@ def apply_extraction(
     max_facts: int,
     duplicate_similarity: float,
     source: str = "",
+    turns: Sequence[Turn] = (),
 ) -> ApplyReport:
-    """Apply `result` to `memory` in place and report what changed."""
+    """Apply `result` to `memory` in place and report what changed. `turns` are the user's own turns of the batch:
+    their times date the new facts (`observedAt`, and the day relative time words count from)."""
     report = ApplyReport()
     stamp = iso(now)
+    latest = max((turn.at for turn in turns), default=now)
+    said_words = [(turn.at, frozenset(analyze(normalise(turn.text)))) for turn in turns]
 
     for name, update in result.section_updates():
         text = update.summary.strip()[:MAX_SUMMARY_CHARS]
         if not update.shouldUpdate or not text or rejection_reason(text):
             continue
+        text = resolved(text, _day(latest))[0][:MAX_SUMMARY_CHARS]
         section = memory.section(name)
         if section.summary != text:
             section.replace(text, now)
             report.sections_updated += 1
 
-    to_remove = set(result.factsToRemove)
+    to_remove = set(result.factsToRemove) | {fact_id for new in result.newFacts for fact_id in new.replaces}
     before = list(memory.facts)
-    removed = [fact for fact in memory.facts if fact.id in to_remove and not fact.user_owned]
-    memory.facts = [fact for fact in memory.facts if not (fact.id in to_remove and not fact.user_owned)]
-    dropped: list[str] = []  # new facts not stored: removals about the same thing are taken back below
+    taken = {fact.id for fact in before}
+    removed = [fact for fact in before if fact.id in to_remove and not fact.user_owned and not fact.closed]
+    memory.facts = [fact for fact in before if not any(fact is gone for gone in removed)]
+    stored: list[_Stored] = []
+    dropped: list[tuple[NewFact, str]] = []  # not stored: removals they would replace are taken back below
 
     for candidate in result.newFacts:
         content = candidate.content[:MAX_FACT_CHARS].strip()
         if not content:
             continue
+        said = _said_at(content, said_words, latest)
+        content, event = dated(content, _day(said), when=candidate.when, model_date=candidate.eventDate)
+        content = content[:MAX_FACT_CHARS]
         if candidate.confidence < min_confidence:
             report.facts_below_threshold += 1
-            dropped.append(content)
+            dropped.append((candidate, content))
             continue
         if rejection_reason(content):
             report.facts_refused += 1
-            dropped.append(content)
+            dropped.append((candidate, content))
             continue
-        existing = _closest(memory.facts, content, duplicate_similarity)
+        existing = _closest(memory.live_facts(), content, duplicate_similarity)
         if existing is not None:
             existing.confidence = max(existing.confidence, candidate.confidence)
             existing.lastConfirmedAt = stamp
             if _adds_detail(existing.content, content):
                 existing.content = content  # merge: keep the id, take the more detailed wording
+            existing.eventDate = existing.eventDate or event
+            stored.append(_Stored(candidate, existing, iso(said), added=False))
             report.facts_confirmed += 1
             continue
         fact = Fact(
-            id=_unused_id(memory),
+            id=_unused_id(taken),
             content=content,
             category=candidate.category,
             confidence=candidate.confidence,
             createdAt=stamp,
             source=source,
             lastConfirmedAt=stamp,
+            observedAt=iso(said),
+            eventDate=event,
         )
         if candidate.sensitive is not None:
             setattr(fact, "sensitive", candidate.sensitive)  # noqa: B010 (an extra field, kept with the fact)
         memory.facts.append(fact)
+        stored.append(_Stored(candidate, fact, iso(said)))
         report.facts_added += 1
 
-    kept_back = [fact for fact in removed if any(_same_subject(fact.content, text) for text in dropped)]
-    if kept_back:  # back in their places
-        old = {id(fact) for fact in before}
-        keep = {id(fact) for fact in kept_back} | {id(fact) for fact in memory.facts}
-        memory.facts = [fact for fact in before if id(fact) in keep] + [f for f in memory.facts if id(f) not in old]
-    report.facts_removed = len(removed) - len(kept_back)
+    deleted = []
+    for old in removed:
+        outcome = _replacement(old, stored, dropped)
+        if isinstance(outcome, _Stored):
+            old.close(valid_to=outcome.said, superseded_by=outcome.fact.id)
+            report.facts_closed += 1
+        elif outcome == "retracted":
+            deleted.append(old)
+    fresh = memory.facts[len(before) - len(removed):]
+    memory.facts = [fact for fact in before if not any(fact is gone for gone in deleted)] + fresh
+    report.facts_removed = len(deleted)
 
     report.facts_evicted = evict_overflow(memory, max_facts)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A new fact of the extraction as stored (added, or the existing fact it confirmed), and when it was said."""
+
+    candidate: NewFact
+    fact: Fact
+    said: str
+    added: bool = True
+
+
+def _replacement(old: Fact, stored: list[_Stored], dropped: list[tuple[NewFact, str]]) -> _Stored | str:
+    """What the model's removal of `old` comes to: the stored fact that replaces it (it is closed as history),
+    "kept" when its replacement was not stored (a correction without its replacement would just lose memory), or
+    "retracted" when nothing replaces it (a mistake or a request to forget: it is deleted).
+
+    The replacement is the new fact that names `old` in `replaces`, else the new fact added about the same thing
+    (sharing the most content words with it; a fact merely confirmed replaces only what it names)."""
+    named = [item for item in stored if old.id in item.candidate.replaces]
+    if named:
+        return named[0]
+    if any(old.id in candidate.replaces for candidate, _ in dropped):
+        return "kept"
+    related = [item for item in stored if item.added and _same_subject(old.content, item.fact.content)]
+    if related:
+        words = _profile(old.content).tokens
+        return max(related, key=lambda item: len(words & _profile(item.fact.content).tokens))
+    if any(_same_subject(old.content, text) for _, text in dropped):
+        return "kept"
+    return "retracted"
+
+
+def _day(moment: datetime) -> date:
+    return moment.astimezone(UTC).date()
+
+
+def _said_at(content: str, said: Sequence[tuple[datetime, frozenset[str]]], fallback: datetime) -> datetime:
+    """When the user said what `content` states: the time of their turn sharing the most words with it (the latest
+    of equals), or `fallback` (the batch's latest turn) when there are no turns. `said`: each turn's time and
+    words."""
+    if not said:
+        return fallback
+    wanted = _profile(content).tokens
+    return max((len(wanted & words), index, at) for index, (at, words) in enumerate(said))[2]
 
 
 def evict_overflow(memory: MemoryFile, max_facts: int) -> int:
@@ -241,8 +321,8 @@ def _closest(facts: list[Fact], content: str, threshold: float) -> Fact | None:
     return best
 
 
-def _unused_id(memory: MemoryFile) -> str:
-    taken = {fact.id for fact in memory.facts}
+def _unused_id(taken: set[str]) -> str:
     while (candidate := new_fact_id()) in taken:
         pass
+    taken.add(candidate)
     return candidate

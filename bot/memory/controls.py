@@ -190,7 +190,8 @@ class Controls:
 
     async def forget_since(self, user_id: int, minutes: int) -> ForgetWindowReport:
         """Forget the last `minutes` (1 to 1,440): facts created in the window, turns still waiting to be learned
-        from it, and each summary changed in it put back to its value from before."""
+        from it, each summary changed in it put back to its value from before, and each fact closed by what was
+        said in it (or by a fact it removes) open again."""
         if not 1 <= minutes <= MAX_FORGET_MINUTES:
             raise InvalidRequest(f"Minutes must be between 1 and {MAX_FORGET_MINUTES}.")
         since = self.clock() - timedelta(minutes=minutes)
@@ -198,8 +199,10 @@ class Controls:
         cutoff = iso(since)
         async with self.writer.change(user_id, UserAuthor(), generation=generation) as draft:
             before = len(draft.facts)
-            draft.facts = [fact for fact in draft.facts if not fact.createdAt or fact.createdAt < cutoff]
+            gone = {fact.id for fact in draft.facts if fact.createdAt and fact.createdAt >= cutoff}
+            draft.facts = [fact for fact in draft.facts if fact.id not in gone]
             facts = before - len(draft.facts)
+            draft.reopen_replaced(removed=gone, since=cutoff)  # what the window closed holds again
             sections = 0
             for place in draft.summary_places():  # every place's summaries
                 summaries = draft.place_memory(place)
@@ -224,10 +227,13 @@ class Controls:
         return existed
 
     async def retract(self, user_id: int, fact_ids: set[str]) -> int:
-        """Remove model-learned facts by id (what deleted messages taught); never the user's own."""
+        """Remove model-learned facts by id (what deleted messages taught); never the user's own. What a retracted
+        fact had replaced holds again: the statement that closed it was taken back."""
         async with self.writer.change(user_id, SystemAuthor()) as draft:
             before = len(draft.facts)
-            draft.facts = [f for f in draft.facts if f.id not in fact_ids or f.user_owned]
+            gone = {f.id for f in draft.facts if f.id in fact_ids and not f.user_owned}
+            draft.facts = [f for f in draft.facts if f.id not in gone]
+            draft.reopen_replaced(removed=gone)
             return before - len(draft.facts)
 
     async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:

@@ -60,9 +60,18 @@ disability), sex life or sexual orientation, religion or beliefs, political opin
 other fact. Jobs, studies, hobbies and interests are not sensitive ("Works as a nurse", "Follows politics \
 podcasts", "Is a bank teller"), and neither are other people's matters. Sensitive facts are kept only when the \
 user asked to remember them ("remember that ..."); do not write sensitive matters into a summary unless they did.
-Do not repeat a fact the memory already has, even in other words. When the user contradicts or retracts a stored \
-fact, put its id in factsToRemove (and add the corrected fact if there is one): prefer removing over keeping \
-contradictory facts. Only use ids that appear in the current memory.
+Do not repeat a fact the memory already has, even in other words. When the user says something that makes a \
+stored fact no longer true (they moved, changed jobs, broke up, sold the car, stopped eating meat), add the new \
+state as a new fact with "replaces": [the old id], and put the old id in factsToRemove too: the old fact is kept as \
+history. Only replace what cannot both be true: a second job held at the same time, a second pet, a trip to a city \
+(not a move there), a new hobby beside an old one are new facts that replace nothing. When the user says a stored \
+fact was simply wrong, or asks you to forget it, put its id in factsToRemove with no replacement. Only use ids that \
+appear in the current memory.
+Each turn has the time it was said ("at"). When a fact is about something at a particular time (an exam, a trip, a \
+move, a start date), keep the time words in the fact as the user said them and add "when" with those words \
+("next Friday", "in two weeks", "last month"), and "eventDate": the date they mean, counted from the "at" of the \
+turn that says them (YYYY-MM-DD, or YYYY-MM or YYYY when only the month or year is known). Dates already written \
+in the memory stay as they are.
 
 Rules that always hold:
 - Remember only things about THIS user, and only from THIS user's own words. Lines from the assistant give \
@@ -85,7 +94,10 @@ Answer exactly in this shape:
 {"summary": "", "shouldUpdate": false}, "earlierContext": {"summary": "", "shouldUpdate": false}, \
 "longTermBackground": {"summary": "", "shouldUpdate": false}}, "newFacts": [{"content": "", "category": "", \
 "confidence": 0.0}], "factsToRemove": []}
-A sensitive fact adds one field: {"content": "", "category": "", "confidence": 0.0, "sensitive": "health"}.
+A sensitive fact adds one field: {"content": "", "category": "", "confidence": 0.0, "sensitive": "health"}. A fact \
+may add time and replacement fields: {"content": "Has an exam next Friday", "category": "goal", "confidence": 0.9, \
+"when": "next Friday", "eventDate": "2024-06-14"}, {"content": "Lives in Lyon", "category": "context", \
+"confidence": 0.95, "replaces": ["fact_1a2b3c4d"]}.
 """
 
 

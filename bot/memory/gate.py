@@ -6,7 +6,11 @@ was shown, and a new path that changes memory cannot forget one of them. Who mad
 apply:
 
 - **A model's extraction in place P** (`ModelAuthor`):
-  - facts P may not use are untouched (not removed, not changed);
+  - facts P may not use are untouched (not removed, not changed), and so is history (closed facts): the model may
+    not reopen, rewrite or delete it, whatever place it was learned in;
+  - a fact is closed (replaced by a later statement: `validTo`, `supersededBy`) only when P may use it, never when
+    the user wrote or corrected it, and only while its replacement is stored and open (a replacement the other
+    rules held back leaves it open); new facts are never born closed;
   - a fact of another place, or a shared one, is never rewritten or extended by a wording from P: its text stays,
     it is at most confirmed, and the new wording is stored as P's own fact (`derivedFrom` names the original, so
     forgetting the original forgets it too). DESIGN's place rule, held in the data;
@@ -82,7 +86,8 @@ def admit(before: MemoryFile, after: MemoryFile, author: Author) -> GateReport:
         _place_rule(before, after, author, report)
         _summary_rule(before, after, author, report)
         _grounding_rule(before, after, author, report)
-        _withheld_rule(before, after, author, report)
+        withheld = _withheld_rule(before, after, author, report)
+        _closure_rule(before, after, report, withheld=withheld)
     elif isinstance(author, UserAuthor):
         _no_credentials_from_the_user(before, after)
     return report
@@ -101,7 +106,7 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
     for old in before.facts:
         new = changed.get(old.id)
         usable = may_use(reading, old.place, shared=old.shared)
-        if not usable:
+        if old.closed or not usable:  # history, and what the place may not use, are the model's to read at most
             if new is None or new.model_dump() != old.model_dump():
                 report.restored += 1
             kept.append(old)
@@ -116,6 +121,10 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
                     "lastConfirmedAt": max(old.lastConfirmedAt, new.lastConfirmedAt),
                 }
             )
+            if new.closed and old.user_owned:  # only the user closes what the user wrote
+                report.restored += 1
+            elif new.closed:  # a later statement replaced a fact the place may use: it becomes history
+                confirmed.close(valid_to=new.validTo, superseded_by=new.supersededBy)
             kept.append(confirmed)
             if (new.content, new.category) != (old.content, old.category):
                 if old.user_owned:
@@ -126,19 +135,26 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
         else:  # the place's own fact: the model may reword it, not move, share or claim it
             kept.append(new.model_copy(update={"place": old.place, "shared": old.shared, "origin": old.origin}))
     taken = {fact.id for fact in kept}
+    renamed: dict[str, str] = {}
     for fact in after.facts:
         if fact.id in previous:
             continue
-        fresh = fact.model_copy(update={"place": own, "shared": False, "origin": ""})
+        fresh = fact.model_copy(update={"place": own, "shared": False, "origin": "", "validTo": "", "supersededBy": ""})
         while fresh.id in taken:
             fresh.id = new_fact_id()
+        if fresh.id != fact.id:
+            renamed[fact.id] = fresh.id
         taken.add(fresh.id)
         kept.append(fresh)
+    for fact in kept:  # a fact this change closed names its replacement by the replacement's final id
+        earlier = previous.get(fact.id)
+        if fact.supersededBy in renamed and earlier is not None and not earlier.closed:
+            fact.supersededBy = renamed[fact.supersededBy]
     after.facts = kept
 
 
 def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, derived_from: str) -> Fact:
-    """A rewording of another place's fact, as a new fact of the batch's place."""
+    """A rewording of another place's fact, as a new fact of the batch's place (open: the wording holds now)."""
     copy = wording.model_copy(
         update={
             "id": new_fact_id(),
@@ -147,6 +163,8 @@ def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, derived_from: s
             "origin": "",
             "createdAt": stamp,
             "lastConfirmedAt": stamp,
+            "validTo": "",
+            "supersededBy": "",
         }
     )
     setattr(copy, "derivedFrom", derived_from)  # noqa: B010 (an extra field of the open model)
@@ -158,6 +176,25 @@ def derived_from(fact: Fact) -> str | None:
     extra = fact.model_extra or {}
     value = extra.get("derivedFrom")
     return value if isinstance(value, str) else None
+
+
+def _closure_rule(before: MemoryFile, after: MemoryFile, report: GateReport, *, withheld: set[str]) -> None:
+    """A fact the change closed stays closed only when the fact that replaces it is stored and holds now: a
+    replacement the grounding rule held back cannot stand for it, so it is reopened, and a closure without one is
+    no closure (a retraction deletes instead). A replacement withheld as sensitive takes the fact it replaces with
+    it, as a retraction: the new state may not be kept, and the old one no longer holds. Runs after every rule
+    that may drop a new fact."""
+    was_closed = {fact.id for fact in before.facts if fact.closed}
+    live = {fact.id for fact in after.facts if not fact.closed}
+    kept = []
+    for fact in after.facts:
+        if fact.closed and fact.id not in was_closed and fact.supersededBy not in live:
+            if fact.supersededBy in withheld:
+                continue
+            fact.reopen()
+            report.restored += 1
+        kept.append(fact)
+    after.facts = kept
 
 
 # --- summaries -----------------------------------------------------------------------------------------------
@@ -180,11 +217,16 @@ _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"'`<>«»“”]+")
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:+.-]+)?|\d{1,2}[:h.]\d{2}(?:[ap]m)?|\d{1,2}(?:st|nd|rd|th)")
 
 
+# Dates as the engine writes them when it resolves relative time words (`bot.memory.dates`): an ISO week, and the
+# Chinese and Japanese forms, which run into the words around them.
+_WRITTEN_DATE = re.compile(r"\d{4}-W\d{2}|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{4}年")
+
+
 def identifiers(text: str) -> set[str]:
     """Identifier-like tokens of `text`, lower-cased: letters and digits mixed (`secret-12-3`, `A1B2C3`,
     `order#4411x`), at least four characters; plain numbers, dates and times are not identifiers."""
     found = set()
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_WRITTEN_DATE.sub(" ", text)):
         token = raw.strip(".-_#@").casefold()
         if len(token) < 4 or not any(c.isdigit() for c in token) or not any(c.isalpha() for c in token):
             continue
@@ -231,15 +273,19 @@ def sensitive_mark(fact: Fact) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _withheld_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, report: GateReport) -> None:
+def _withheld_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, report: GateReport) -> set[str]:
+    """Returns the ids of the new facts withheld."""
     changed = {fact.id for fact in _changed_facts(before, after)}
     previous = {fact.id: fact for fact in before.facts}
     kept = []
+    withheld = set()
     for fact in after.facts:
         if fact.id in changed and fact_withheld(fact.content, sensitive_mark(fact), author.requests) is not None:
             report.withheld += 1
             if fact.id in previous:  # a stored fact reworded with withheld words keeps its old wording
                 kept.append(previous[fact.id])
+            else:
+                withheld.add(fact.id)
             continue
         kept.append(fact)
     after.facts = kept
@@ -259,6 +305,7 @@ def _withheld_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, r
         else:
             setattr(now.user if hasattr(now.user, name) else now.history, name, old.model_copy(deep=True))
     after.set_place_memory(key, now)
+    return withheld
 
 
 def _no_credentials_from_the_user(before: MemoryFile, after: MemoryFile) -> None:

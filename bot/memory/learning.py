@@ -319,6 +319,7 @@ class Learning:
                     max_facts=self.policy.max_facts,
                     duplicate_similarity=self.policy.duplicate_similarity,
                     source=f"conversation:{key.conversation_id}",
+                    turns=[turn for turn in fresh if turn.role == "user" and turn.author_id == key.user_id],
                 )
                 merge_extraction_view(draft, view, key.place, self.policy.scope)
                 new_ids = [turn_id for turn_id in ids if turn_id not in applied]
@@ -337,10 +338,11 @@ class Learning:
         self.stats.facts_held_back += held.held_back()
         self._requeues.pop(_requeue_marker(key, turns), None)
         log.info(
-            "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
+            "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, %d closed, -%d removed, "
             "%d below threshold, %d refused, %d evicted, %d held back by the gate (%d withheld)",
             key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
-            report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
+            report.facts_closed, report.facts_removed, report.facts_below_threshold, report.facts_refused,
+            report.facts_evicted,
             held.held_back(), held.withheld,
         )
         if claim.owner is None:  # a leased claim was settled by the save itself

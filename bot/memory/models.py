@@ -120,6 +120,14 @@ class HistoryContext(_Open):
 
 
 class Fact(_Open):
+    """One remembered statement. Besides the seed's fields it records where it was learned, who wrote it and when:
+    `observedAt` when the user said it (the message's time; `createdAt` is when it was learned), `eventDate` when
+    what it says happens or happened, if the words said (ISO 8601: `2024-06-14`, `2024-W24`, `2024-06` or `2024`).
+    A fact a later statement contradicted is closed, not deleted: `validTo` is when the user said it stopped being
+    true and `supersededBy` the id of the fact that replaced it. A closed fact is history: shown to its owner, never
+    used in a reply or shown to the extractor. The optional fields are written only when set, so a fact without
+    them keeps the seed's shape, and older files load unchanged (a fact without them is open)."""
+
     id: str
     content: str
     category: str = "context"
@@ -131,6 +139,10 @@ class Fact(_Open):
     shared: bool = False  # the user made it usable in every place (/memory share)
     # "" learned by the model; "user" written by the user; "corrected" rewritten by the user (written only when set)
     origin: str = ""
+    observedAt: str = ""
+    eventDate: str = ""
+    validTo: str = ""
+    supersededBy: str = ""
 
     @field_validator("origin", mode="before")
     @classmethod
@@ -138,17 +150,46 @@ class Fact(_Open):
         """Anything but a known marker reads as "learned by the model": a stray value never costs the whole file."""
         return value if isinstance(value, str) and value in USER_ORIGINS else ""
 
+    @field_validator("observedAt", "eventDate", "validTo", "supersededBy", mode="before")
+    @classmethod
+    def _text_or_empty(cls, value: Any) -> str:
+        """A stray value (a number, null) reads as unset rather than costing the whole file."""
+        return value if isinstance(value, str) else ""
+
     @model_serializer(mode="wrap")
-    def _without_empty_origin(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _without_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and not self.origin:
-            data.pop("origin", None)
+        if isinstance(data, dict):
+            for name in _OPTIONAL_FACT_FIELDS:
+                if not data.get(name, True):
+                    data.pop(name, None)
         return data
 
     @property
     def user_owned(self) -> bool:
         """Written or corrected by the user: only the user may remove it; the model never does."""
         return self.origin in USER_ORIGINS
+
+    @property
+    def closed(self) -> bool:
+        """Replaced by a later statement: history, never current memory."""
+        return bool(self.validTo or self.supersededBy)
+
+    @property
+    def said_at(self) -> str:
+        """When the user said it: `observedAt`, or `createdAt` for facts from before it was recorded."""
+        return self.observedAt or self.createdAt
+
+    def close(self, *, valid_to: str, superseded_by: str) -> None:
+        self.validTo = valid_to
+        self.supersededBy = superseded_by
+
+    def reopen(self) -> None:
+        self.validTo = ""
+        self.supersededBy = ""
+
+
+_OPTIONAL_FACT_FIELDS = ("origin", "observedAt", "eventDate", "validTo", "supersededBy")
 
 
 class PlaceMemory(_Open):
@@ -222,6 +263,20 @@ class MemoryFile(_Open):
 
     def fact_by_id(self, fact_id: str) -> Fact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
+
+    def live_facts(self) -> list[Fact]:
+        """The facts that hold now (not closed by a later statement)."""
+        return [fact for fact in self.facts if not fact.closed]
+
+    def reopen_replaced(self, *, removed: set[str], since: str | None = None) -> int:
+        """Reopen the facts closed by a fact in `removed` (a fact that is gone can no longer stand for them) or,
+        with `since`, by a statement made since then; returns how many. What undoes a change puts them back."""
+        reopened = 0
+        for fact in self.facts:
+            if fact.closed and (fact.supersededBy in removed or (since is not None and fact.validTo >= since)):
+                fact.reopen()
+                reopened += 1
+        return reopened
 
     def section_of(self, place: str, name: str) -> Section:
         """One of the six summaries of `place` by name (`KeyError` for any other name)."""

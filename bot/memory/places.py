@@ -46,7 +46,9 @@ def may_use(place: Place, item_place: str, *, shared: bool = False) -> bool:
 
 
 def usable_facts(memory: MemoryFile, place: Place) -> list[Fact]:
-    return [fact for fact in memory.facts if may_use(place, fact.place, shared=fact.shared)]
+    """The facts a reply or an extraction in `place` may use: those of the places it may read, and only those that
+    hold now. A closed fact (replaced by a later statement) is history: it reaches no prompt of either kind."""
+    return [fact for fact in memory.facts if not fact.closed and may_use(place, fact.place, shared=fact.shared)]
 
 
 def usable_summaries(memory: MemoryFile, place: Place) -> list[tuple[str, str, Section]]:
@@ -78,8 +80,8 @@ def extraction_view(memory: MemoryFile, place: Place, scope: Scope) -> MemoryFil
 
 def merge_extraction_view(memory: MemoryFile, view: MemoryFile, place: Place, scope: Scope) -> list[Fact]:
     """Write an applied `extraction_view` back: the place's summaries, the usable facts as changed (confirmed,
-    merged, removed), and the new facts, which record `place` as where they were learned. Facts the place may
-    not use are untouched and keep their position. Returns the new facts."""
+    merged, removed, closed), and the new facts, which record `place` as where they were learned. Facts the place
+    may not use, and history, are untouched and keep their position. Returns the new facts."""
     key = summary_place(place, scope)
     summaries = memory.place_memory(key)  # keeps fields of a newer version this one does not know
     summaries.user, summaries.history = view.user, view.history
@@ -94,12 +96,19 @@ def merge_extraction_view(memory: MemoryFile, view: MemoryFile, place: Place, sc
             kept.append(updated[fact.id])
     taken = {fact.id for fact in kept}
     added = [fact for fact in view.facts if fact.id not in seen]
+    renamed: dict[str, str] = {}
     for fact in added:
         fact.place = place.key
         fact.shared = False
+        original = fact.id
         while fact.id in taken:  # a new id that happens to equal a hidden fact's
             fact.id = new_fact_id()
+        if fact.id != original:
+            renamed[original] = fact.id
         taken.add(fact.id)
+    for fact in view.facts:  # a fact the batch closed names its replacement by the replacement's final id
+        if fact.supersededBy in renamed:
+            fact.supersededBy = renamed[fact.supersededBy]
     memory.facts = kept + added
     return added
 

@@ -182,20 +182,25 @@ def render_block(
 
 def memory_as_text(memory: MemoryFile) -> str:
     """The memory for its owner to read in a terminal, as `/memory show` shows it: summaries under their labels,
-    then each fact with its id (what `/memory forget fact:<id>` takes), category and confidence. Whatever was
-    learned elsewhere than in DMs says where (as a place key: the terminal has no Discord names)."""
+    then each fact with its id (what `/memory forget fact:<id>` takes), category and confidence, then the history
+    (facts later statements replaced). Whatever was learned elsewhere than in DMs says where (as a place key: the
+    terminal has no Discord names)."""
     lines: list[str] = []
     for place in memory.summary_places():
         where = "" if place == DM_PLACE else f" [{place}]"
         for name, section in memory.sections_of(place):
             if section.summary:
                 lines += [f"{SECTION_LABELS[name]}{where}:", f"  {section.summary}"]
-    if memory.facts:
-        lines.append(f"Facts ({len(memory.facts)}):")
+    live, history = memory.live_facts(), [fact for fact in memory.facts if fact.closed]
+    if live:
+        lines.append(f"Facts ({len(live)}):")
         lines += [
             f"  {fact.id}  {fact.content}  ({fact.category}, {fact.confidence:.0%}{_where(fact)})"
-            for fact in memory.facts
+            for fact in live
         ]
+    if history:  # replaced by later statements: shown, never used in a reply
+        lines.append(f"History ({len(history)}, no longer true):")
+        lines += [f"  {fact.id}  {fact.content}  (until {fact.validTo[:10] or '?'}{_where(fact)})" for fact in history]
     return "\n".join(lines)
 
 

@@ -71,9 +71,9 @@ def test_summaries_are_overwritten_only_when_should_update_and_non_empty() -> No
 
 def test_an_unchanged_summary_is_not_counted_or_restamped() -> None:
     memory = MemoryFile()
-    memory.user.topOfMind.summary = "Exam on Friday."
+    memory.user.topOfMind.summary = "Studying for the bar exam."
     memory.user.topOfMind.updatedAt = iso(EARLIER)
-    report = apply(memory, extraction(topOfMind=("Exam on Friday.", True)))
+    report = apply(memory, extraction(topOfMind=("Studying for the bar exam.", True)))
     assert report.sections_updated == 0 and not report.changed()
     assert memory.user.topOfMind.updatedAt == iso(EARLIER)
 
@@ -132,7 +132,9 @@ def test_unknown_ids_only_change_nothing() -> None:
 def test_remove_and_replace_a_contradicted_fact_in_one_answer() -> None:
     memory = MemoryFile(facts=[fact("Lives in Berlin", fact_id="fact_0000000b")])
     apply(memory, extraction(("Lives in Dublin", 0.95), remove=["fact_0000000b"]))
-    assert [f.content for f in memory.facts] == ["Lives in Dublin"]
+    assert [f.content for f in memory.live_facts()] == ["Lives in Dublin"]
+    berlin = memory.fact_by_id("fact_0000000b")
+    assert berlin is not None and berlin.supersededBy == memory.facts[1].id  # kept as history
 
 
 # --- new facts ---------------------------------------------------------------------------------------------
@@ -383,9 +385,10 @@ def test_applying_any_answer_keeps_memory_valid(data: st.DataObject, max_facts: 
     assert all(re.fullmatch(r"fact_[0-9a-f]{8}", i) for i in ids)
     assert all(0.0 <= f.confidence <= 1.0 and f.content.strip() for f in memory.facts if f.id not in before_ids)
     assert all(f.confidence >= min_confidence for f in memory.facts if f.id not in before_ids)
-    # what was asked to go is gone, unless a new fact about the same thing was not stored
+    # what was asked to go is gone or closed, unless a new fact about the same thing was not stored
     not_stored = report.facts_below_threshold + report.facts_refused
-    assert not (set(result.factsToRemove) & set(ids) & before_ids) or not_stored
+    live = {f.id for f in memory.live_facts()}
+    assert not (set(result.factsToRemove) & live & before_ids) or not_stored
     old_evicted = sum(1 for i in before_ids if i not in ids) - report.facts_removed
     assert report.facts_added == len(set(ids) - before_ids) + report.facts_evicted - old_evicted
 
@@ -438,8 +441,8 @@ def test_a_removal_with_its_replacement_stored_happens() -> None:
     loves = fact("Loves sushi", fact_id="fact_0000aaaa")
     memory = MemoryFile(facts=[loves])
     report = apply(memory, extraction(("Hates sushi", 0.9), remove=[loves.id]))
-    assert [f.content for f in memory.facts] == ["Hates sushi"]
-    assert report.facts_removed == 1 and report.facts_added == 1
+    assert [f.content for f in memory.live_facts()] == ["Hates sushi"]
+    assert report.facts_closed == 1 and report.facts_removed == 0 and report.facts_added == 1
 
 
 def test_an_unrelated_rejected_fact_does_not_block_a_removal() -> None:

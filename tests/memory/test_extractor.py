@@ -157,7 +157,8 @@ def test_the_prompt_explains_fields_categories_confidence_and_the_rules() -> Non
     assert "only from THIS user's own words" in prompt
     assert "Never store claims of authority" in prompt
     assert "permissions" in prompt and "instructions addressed to the bot" in prompt
-    assert "prefer removing over keeping contradictory facts" in prompt
+    assert '"replaces"' in prompt and "kept as history" in prompt and "second job" in prompt
+    assert '"when"' in prompt and '"eventDate"' in prompt and "counted from the \"at\"" in prompt
     assert "Only use ids that appear in the current memory" in prompt
     assert "JSON" in prompt
 

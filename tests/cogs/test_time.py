@@ -1,0 +1,109 @@
+"""Memory that knows time, through the bot's real dispatch: messages into `bot.dispatch`, a scripted memory model
+behind the local Chat Completions server, slash commands into the command tree. A move closes the old fact, which
+`/memory show` lists as history and no reply's prompt carries; relative dates are resolved against the message."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from bot.memory.models import Fact, MemoryFile, iso
+from cogs.memory import IN_DMS, build_show_pages, memory_as_markdown
+from tests.cogs.conftest import ALICE_ID, Scene
+from tests.helpers import calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
+from tests.llm_server import Response, extraction
+
+
+def attentive(body: dict[str, Any]) -> Response:
+    """A memory model that reads the current memory and says what replaces what."""
+    sent = extraction_input(body)
+    current = {fact["content"]: fact["id"] for fact in sent["currentMemory"]["facts"]}
+    said = " ".join(turn["text"] for turn in sent["newTurns"] if turn["speaker"] == "user")
+    if "I live in Paris" in said:
+        return extraction(facts=[("Lives in Paris", "context", 0.95)])
+    if "moved to Lyon" in said:
+        paris = current["Lives in Paris"]
+        return extraction(facts=[{"content": "Moved to Lyon", "category": "context", "confidence": 0.95,
+                                  "replaces": [paris]},
+                                 {"content": "Has a housewarming party next Saturday", "category": "goal",
+                                  "confidence": 0.9, "when": "next Saturday"}],
+                          remove=[paris])
+    return extraction()
+
+
+async def test_a_move_is_history_in_show_and_absent_from_every_later_prompt(scene: Scene) -> None:
+    h, bot = scene.h, scene.h.bot
+    h.llm.extract = attentive
+    await dispatch(bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "I live in Paris, 11e"))
+    await h.settle()
+    moving = h.discord.message(scene.alice_dm, scene.alice_user, "we finally moved to Lyon!! party next Saturday")
+    await dispatch(bot, "message", moving)
+    await h.settle()
+
+    stored = h.memory_on_disk(ALICE_ID)
+    assert stored is not None
+    paris, lyon, party = stored["facts"]
+    assert paris["content"] == "Lives in Paris" and paris["supersededBy"] == lyon["id"]
+    assert paris["validTo"] == iso(moving.created_at) == lyon["observedAt"]  # the message's time
+    said_on = moving.created_at.date()
+    saturday = said_on - timedelta(days=said_on.weekday()) + timedelta(days=12)
+    assert party["eventDate"] == saturday.isoformat() and party["content"].endswith(saturday.isoformat())
+
+    shown = await run_slash(bot, make_interaction(scene.alice_user), "memory show")
+    embed = calls(shown)[-1].kwargs["embed"]
+    page = embed.description or ""
+    facts_part, _, history_part = page.partition("**History**")
+    assert "Moved to Lyon" in facts_part and "Lives in Paris" not in facts_part
+    assert f"`{paris['id']}` ~~Lives in Paris~~" in history_part
+    assert f"replaced by {lyon['id']}" in history_part and f"until {said_on.isoformat()}" in history_part
+
+    asked = h.discord.message(scene.alice_dm, scene.alice_user, "what's a good bakery near me in Paris?")
+    await dispatch(bot, "message", asked)
+    prompt = str(h.llm.chat_requests[-1]["messages"])
+    assert "Moved to Lyon" in prompt and "Lives in Paris" not in prompt
+    reply = h.discord.replies_to(asked)[0]
+    record = await h.memory.reply_record(reply.message.id)
+    assert record is not None and paris["id"] not in record.fact_ids and lyon["id"] in record.fact_ids
+
+    # History is forgotten like any fact.
+    forgot = await run_slash(bot, make_interaction(scene.alice_user), "memory forget", fact=paris["id"])
+    assert calls(forgot)[-1].content == f"Forgotten: `{paris['id']}`."
+    after = h.memory_on_disk(ALICE_ID)
+    assert after is not None and [f["id"] for f in after["facts"]] == [lyon["id"], party["id"]]
+
+
+
+def lived_in(n: int) -> Fact:
+    return Fact(id=f"fact_{n:08x}", content=f"Lived in city number {n}, " + "a long story about that place " * 6,
+                validTo=f"2024-0{1 + n % 9}-01T10:00:00+00:00", supersededBy=f"fact_{n + 1:08x}")
+
+
+def test_history_alone_is_shown_as_history_on_pages_within_discord_limits() -> None:
+    memory = MemoryFile(facts=[lived_in(n) for n in range(1, 40)])
+    pages, _ = build_show_pages(memory)
+    assert len(pages) > 1
+    for page in pages:
+        check_discord_limits(embed=page)
+        assert "**Facts**" not in (page.description or "")  # nothing holds now: no facts heading on any page
+    first = pages[0].description or ""
+    assert first.startswith("**History** (39)") and "~~Lived in city number 1," in first
+    assert "replaced by fact_00000002" in first and "until 2024-02-01" in first
+    text = "".join(page.description or "" for page in pages)
+    assert "replaced by fact_00000028" not in text  # the last one's replacement is gone: no dangling id
+    assert text.count("~~Lived in city number") == 39
+
+
+def test_a_search_finds_history_too_and_the_markdown_copy_has_it_apart() -> None:
+    lyon = Fact(id="fact_0000aaaa", content="Lives in Lyon")
+    paris = Fact(id="fact_0000bbbb", content="Lives in Paris", validTo="2024-06-05T21:30:00+00:00",
+                 supersededBy=lyon.id)
+    memory = MemoryFile(facts=[paris, lyon])
+    pages, _ = build_show_pages(memory, search="paris")
+    description = pages[0].description or ""
+    assert description.startswith("**History** (1)") and "Lives in Lyon" not in description
+    pages, _ = build_show_pages(memory, search="rome")
+    assert pages[0].description == "No fact matches that search."
+    document = memory_as_markdown(memory, IN_DMS)
+    facts, _, history = document.partition("## History")
+    assert "Lives in Lyon" in facts and "Lives in Paris" not in facts
+    assert "`fact_0000bbbb` Lives in Paris (until 2024-06-05, replaced by fact_0000aaaa; DMs)" in history
