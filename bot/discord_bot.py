@@ -24,7 +24,7 @@ from bot.shards import ShardHealth, describe_shards
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics")
+EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics", "cogs.deletes")
 HEARTBEAT_SECONDS = 30.0
 
 

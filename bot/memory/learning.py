@@ -21,8 +21,8 @@ import json
 import logging
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -35,9 +35,11 @@ from bot.memory.gate import GateReport, ModelAuthor
 from bot.memory.models import ConversationKey, IncomingMessage, SwitchTarget, Turn
 from bot.memory.places import extraction_view, merge_extraction_view
 from bot.memory.policy import MemoryPolicy
+from bot.memory.sources import cited, snapshot, stamp, user_message_ids
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.files.journal import PARKED_RETENTION
 from bot.memory.storage.interfaces import Claim, ClaimLost, PendingTurn, Stale
+from bot.memory.withdrawn import Withdrawn
 from bot.memory.withhold import redacted, requests_in
 from bot.memory.writer import MemoryWriter
 
@@ -110,6 +112,7 @@ class Learning:
         self.recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self._requeues: dict[str, int] = {}
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its queue append, while in flight
+        self.withdrawn = Withdrawn()  # messages deleted or edited lately: never learned as they were
         self.accepting = True
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -159,9 +162,11 @@ class Learning:
         ticket: LearningTicket,
         target: SwitchTarget,
         bot_id: int | None,
+        revision: str = "",
     ) -> bool:
         """Take a user's messages (their own and the bot's reply to them) for later extraction; False when nothing
-        is kept (see the module for why). The user counts as active either way (retention).
+        is kept (see the module for why). The user counts as active either way (retention). A message deleted
+        meanwhile is left out with the reply to it; `revision` names the text of an edited message learned again.
 
         Returns once the turns are in the queue (on disk or in the database), so an acknowledged turn survives a
         crash. They enter the debouncer first, on arrival: the quiet time is measured on the user's pace, not on
@@ -169,6 +174,9 @@ class Learning:
         and a WARNING says so."""
         self.storage.activity.note(key.user_id, self.clock())
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
+        if revision:  # the text of an edited message, learned again under a turn id of its own
+            turns = [replace(t, turn_id=f"{t.turn_id}.{revision}") if t.role == "user" else t for t in turns]
+        turns = self.withdrawn.keep(turns)
         if not turns:
             return False
         reason = self.refusal(key.user_id, target, ticket)
@@ -237,6 +245,22 @@ class Learning:
             self._enqueue(kept, first=True)
         return dropped
 
+    async def pending_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's pending turns, once the turns accepted just before have landed."""
+        appending = set(self._appending.values())
+        if appending:
+            await asyncio.wait(appending)
+        return await self.storage.turns.pending_turns_of(user_id)
+
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Messages deleted or edited on Discord: once the turns accepted just before have landed, their pending
+        turns and the bot's replies to them are deleted, in any process; returns the turn ids dropped by user. The
+        caller withdraws them here first (`withdrawn`), so a batch in flight that read one is not saved."""
+        appending = set(self._appending.values())
+        if appending:
+            await asyncio.wait(appending)
+        return await self.storage.turns.drop_messages(message_ids)
+
     # --- extracting ----------------------------------------------------------------------------------------
 
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
@@ -244,7 +268,8 @@ class Learning:
         extractions of the same memory never race; where processes share the storage, only the turns this process
         could claim are extracted, and the save settles them exactly once (`Claim`)."""
         generation = self.storage.generations.current(key.user_id)
-        turns = [turn for turn in turns if turn.generation == generation]  # the forget disposed of the others
+        # The forget disposed of turns under an older generation; deletes and edits of those withdrawn.
+        turns = self.withdrawn.keep([turn for turn in turns if turn.generation == generation])
         if not turns:
             return
         claim: Claim | None = None
@@ -283,10 +308,16 @@ class Learning:
             requests=requests_in(fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
         )
         held = GateReport()
+        sources = user_message_ids(fresh, key.user_id)
         try:
+            # Before the save: a delete that arrives after it finds whose memory the messages taught.
+            await self.storage.ledger.note(key.user_id, key.place.key, sources, author.now)
             async with self.writer.change(
                 key.user_id, author, generation=generation, settles=claim, report=held
             ) as draft:
+                if not all(map(self._still_said, turns)):
+                    raise ClaimLost("a message of the batch was deleted or edited meanwhile")
+                before = snapshot(draft)
                 view = extraction_view(draft, key.place, self.policy.scope)
                 # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
                 report = await self._off_loop(
@@ -300,17 +331,21 @@ class Learning:
                     source=f"conversation:{key.conversation_id}",
                 )
                 merge_extraction_view(draft, view, key.place, self.policy.scope)
+                stamp(before, draft, sources)
                 new_ids = [turn_id for turn_id in ids if turn_id not in applied]
                 if new_ids:
                     draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
         except (Stale, ClaimLost) as lost:
             self.stats.batches_discarded += 1
-            why = "the user forgot or paused" if isinstance(lost, Stale) else "its turns were forgotten or taken over"
+            why = "the user forgot or paused" if isinstance(lost, Stale) else "turns were deleted, forgotten or taken"
             log.info("memory update for %s discarded: %s meanwhile", key.label(), why)
+            if isinstance(lost, ClaimLost) and self.storage.generations.current(key.user_id) == generation:
+                self.debouncer.add(key, self.withdrawn.keep(turns), first=True)  # the rest, claimed again
             return
         except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
             self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
             return
+        await self._uncite(key.user_id, [m for m in sources if m not in cited(draft)])
         self.stats.batches_saved += 1
         self.stats.facts_added += report.facts_added
         self.stats.facts_held_back += held.held_back()
@@ -324,6 +359,16 @@ class Learning:
         )
         if claim.owner is None:  # a leased claim was settled by the save itself
             await self._mark_done(key, ids, claim)
+
+    def _still_said(self, turn: Turn) -> bool:
+        return not self.withdrawn.covers(turn)
+
+    async def _uncite(self, user_id: int, messages: list[str]) -> None:
+        """The batch's messages that taught no fact: their ledger entries age out like any uncited one."""
+        try:
+            await self.storage.ledger.cite(user_id, cited=(), uncited=messages)
+        except OSError as error:  # bookkeeping: the entries are then kept as if cited, the safe side
+            log.warning("message ledger for user %s not updated (%s)", user_id, error.strerror or error)
 
     def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
         """A transient failure changed nothing; try the batch again after another quiet period, a few times,

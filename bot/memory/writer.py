@@ -3,28 +3,46 @@
 It takes the user's lock (across processes where they share the storage), refuses work from before the user's
 latest forget or pause (`Stale`, checked by the store inside its lock or transaction), hands the body a private
 copy, passes the changed copy through the write gate (`bot.memory.gate`) and, for the model's changes, enforces the
-fact cap, then saves. Extraction, the user's commands, retention and retraction all write through here, so each
-rule lives in one place.
+fact cap, drops summary values kept past their day (`bot.memory.history`), then saves. Extraction, the user's
+commands, retention and retraction all write through here, so each rule lives in one place.
+
+After the save it tells the message ledger which messages the facts now name as sources (or no longer do) and the
+upkeep schedule when the memory's oldest kept summary value expires. Those are bookkeeping beside the memory: a
+failure there is logged, never undoes the change (the ledger errs on keeping an entry, the schedule on a visit).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 
+from bot.memory import history
 from bot.memory.apply import evict_overflow
 from bot.memory.gate import Author, GateReport, ModelAuthor, admit
-from bot.memory.models import MemoryFile
-from bot.memory.storage.interfaces import Claim, MemoryDocuments
+from bot.memory.models import MemoryFile, utc_now
+from bot.memory.sources import cited
+from bot.memory.storage.interfaces import Claim, MemoryDocuments, MessageLedger, UpkeepSchedule
 
 log = logging.getLogger(__name__)
 
 
 class MemoryWriter:
-    def __init__(self, memories: MemoryDocuments, *, max_facts: int) -> None:
+    def __init__(
+        self,
+        memories: MemoryDocuments,
+        *,
+        max_facts: int,
+        ledger: MessageLedger | None = None,
+        upkeep: UpkeepSchedule | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self.memories = memories
         self.max_facts = max_facts
+        self.ledger = ledger
+        self.upkeep = upkeep
+        self.clock = clock
 
     @asynccontextmanager
     async def change(
@@ -45,6 +63,7 @@ class MemoryWriter:
             held = admit(before, draft, author)
             if isinstance(author, ModelAuthor):
                 evict_overflow(draft, self.max_facts)
+            history.expire(draft, self.clock())
             if held.held_back():
                 log.info(
                     "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded, %d withheld",
@@ -55,3 +74,19 @@ class MemoryWriter:
                 report.split += held.split
                 report.ungrounded += held.ungrounded
                 report.withheld += held.withheld
+        await self._bookkeeping(user_id, before, draft)
+
+    async def _bookkeeping(self, user_id: int, before: MemoryFile, after: MemoryFile) -> None:
+        try:
+            if self.ledger is not None:
+                was, now = cited(before), cited(after)
+                if was != now:
+                    await self.ledger.cite(user_id, cited=now - was, uncited=was - now)
+            if self.upkeep is not None:
+                due = history.due(after)
+                if due != history.due(before):
+                    await self.upkeep.plan(user_id, due)
+        except OSError as error:
+            log.warning(
+                "memory of user %s saved; its bookkeeping failed (%s)", user_id, error.strerror or type(error).__name__
+            )
