@@ -34,6 +34,7 @@ BENCHMARKS = (
     "store_throughput",
     "storage_backends",
     "retention_sweep",
+    "history_sweep",
     "load_lag",
     "apply_at_cap",
     "guard_errors",

@@ -97,8 +97,9 @@ class FileLedger:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _log_of(self, user_id: int) -> _Log:
-        return self._logs[user_id % SHARDS]
+    def messages(self) -> list[str]:
+        """Every message the ledger knows (for `import-files`)."""
+        return list(self._entries)
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 

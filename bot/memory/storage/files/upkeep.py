@@ -16,10 +16,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.memory.models import iso, utc_now
+from bot.memory.models import iso
 from bot.storage.atomic import AtomicWriter, json_bytes, make_private, sweep_temp_files
 from bot.storage.quarantine import move_aside
 from bot.storage.soon import Soon
@@ -27,6 +27,7 @@ from bot.storage.soon import Soon
 log = logging.getLogger(__name__)
 
 UPKEEP_FILE = "memory-upkeep.json"
+AT_ONCE = datetime(1970, 1, 1, tzinfo=UTC)  # due at the next sweep, whatever the clock says
 LATER_WRITE_DELAY = 1.0
 
 
@@ -50,8 +51,7 @@ class FileUpkeep:
     async def open(self) -> None:
         loaded = await asyncio.to_thread(self._load)
         if loaded is None:
-            now = utc_now()
-            self._due = {user: now for user in await self._memory_users()}
+            self._due = dict.fromkeys(await self._memory_users(), AT_ONCE)
             await self._save()
         else:
             self._due = loaded

@@ -148,7 +148,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             due_at      timestamptz NOT NULL
         );
         CREATE INDEX memory_upkeep_due ON memory_upkeep (due_at);
-        INSERT INTO memory_upkeep (user_id, due_at) SELECT user_id, now() FROM memories;
+        INSERT INTO memory_upkeep (user_id, due_at) SELECT user_id, '1970-01-01T00:00:00Z' FROM memories;
         CREATE TABLE forgotten_users (
             user_id       bigint PRIMARY KEY,
             forgotten_at  timestamptz NOT NULL
