@@ -114,7 +114,9 @@ def privacy_statement(
         "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
-        "fresh).",
+        "fresh); the ids of the messages your facts came from, so deleting a message on Discord can reach them.",
+        "- Earlier versions of your summaries, for 24 hours (so `/memory forget minutes:` can put them back), then "
+        "they are deleted.",
         "",
         "**What it never keeps, and what only if you ask**",
         "- Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory: "
@@ -122,6 +124,11 @@ def privacy_statement(
         "- Your health, sex life, religion, politics and finances are kept only when you ask it to remember them "
         "(`/memory remember`, or \"remember that ...\" in your message); the request covers what you said with it, "
         "not what you say later.",
+        "",
+        "**Deleted and edited messages**",
+        "- Delete a message on Discord and the bot follows: if it was not learned yet it never is; facts learned "
+        "from it go (not the ones you wrote or corrected), and if it was learned in the last day, what it changed "
+        "in your summaries is undone. An edited message is learned again as it reads now.",
         "",
         "**Where**",
         _where_text(settings),

@@ -251,3 +251,16 @@ async def test_on_postgres_an_edit_is_learned_as_edited(
     assert [fact.content for fact in memory.facts] == ["Said: I drive a blue Volvo"]
     assert memory.user.workContext.summary == "They said I drive a blue Volvo."
     assert "Fiat" not in str(await rows(postgres_url, "SELECT turn::text FROM pending_turns"))
+
+
+async def test_privacy_says_deletes_edits_and_the_summary_history_in_plain_words(scene: Scene) -> None:
+    guild = scene.guild
+    interaction = await run_slash(
+        scene.h.bot, make_interaction(scene.alice_user, guild=guild, channel=scene.general), "privacy"
+    )
+    (call,) = interaction.extras["calls"]
+    text = call.kwargs["embed"].description
+    assert len(text) <= 4096
+    assert "Delete a message on Discord and the bot follows: if it was not learned yet it never is" in text
+    assert "An edited message is learned again as it reads now." in text
+    assert "Earlier versions of your summaries, for 24 hours" in text
