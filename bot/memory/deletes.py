@@ -101,6 +101,7 @@ class Deletes:
         async with self.writer.change(user_id, SystemAuthor()) as draft:
             removed = retract(draft, set(entries)).facts
             rewound = _rewind(draft, since)
+            draft.appliedTurnIds = [t for t in draft.appliedTurnIds if message_of(t) not in entries]
         return len(removed), rewound
 
     def _summary_keys(self, place: str) -> list[str]:
