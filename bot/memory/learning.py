@@ -237,28 +237,28 @@ class Learning:
         in flight, delete their pending turns but those `keep` accepts, and put those back under `generation`;
         returns how many turns were dropped."""
         self.debouncer.cancel_user(user_id)
-        appending = set(self._appending.values())
-        if appending:  # turns accepted just before: let them land, then sort them with the rest
-            await asyncio.wait(appending)
+        await self._landed()  # turns accepted just before: let them land, then sort them with the rest
         kept, dropped = await self.storage.turns.keep_only(user_id, keep, generation)
         if self.accepting:
             self._enqueue(kept, first=True)
         return dropped
 
-    async def pending_of(self, user_id: int) -> list[PendingTurn]:
-        """The user's pending turns, once the turns accepted just before have landed."""
+    async def _landed(self) -> None:
+        """Until the queue appends under way have landed."""
         appending = set(self._appending.values())
         if appending:
             await asyncio.wait(appending)
+
+    async def pending_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's pending turns, once the turns accepted just before have landed."""
+        await self._landed()
         return await self.storage.turns.pending_turns_of(user_id)
 
     async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
         """Messages deleted or edited on Discord: once the turns accepted just before have landed, their pending
         turns and the bot's replies to them are deleted, in any process; returns the turn ids dropped by user. The
         caller withdraws them here first (`withdrawn`), so a batch in flight that read one is not saved."""
-        appending = set(self._appending.values())
-        if appending:
-            await asyncio.wait(appending)
+        await self._landed()
         return await self.storage.turns.drop_messages(message_ids)
 
     # --- extracting ----------------------------------------------------------------------------------------
