@@ -58,6 +58,8 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         scope=settings.memory_scope,
         max_turn_chars=settings.memory_max_turn_chars,
         selection_users=settings.memory_cache_users,
+        user_daily_tokens=settings.user_daily_tokens,
+        guild_daily_tokens=settings.guild_daily_tokens,
     )
 
 
@@ -126,7 +128,9 @@ def build_resources(settings: Settings) -> Resources:
             RecordModelTraits(storage.model_traits), thinking_models=settings.thinking_models
         ),
     )
-    return Resources(settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory))
+    return Resources(
+        settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory, chat_usage=chat.usage)
+    )
 
 
 async def start_memory(resources: Resources) -> int:

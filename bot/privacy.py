@@ -97,6 +97,7 @@ def privacy_statement(
     commands: Sequence[CommandHelp],
     here: MemorySwitch | None = None,
     server_name: str | None = None,
+    persona_here: bool = False,
 ) -> str:
     """The statement, in Discord markdown (fits one embed description). `pending_seconds`: the longest a turn
     waits on disk before it is distilled (the memory service computes it); `here`: the switch where it is asked."""
@@ -114,9 +115,9 @@ def privacy_statement(
         "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
-        "fresh); the ids of the messages your facts came from, so deleting a message on Discord can reach them.",
-        "- Earlier versions of your summaries, for 24 hours (so `/memory forget minutes:` can put them back), then "
-        "they are deleted.",
+        "fresh); the ids of the messages your facts came from; your summaries' earlier versions, for 24 hours "
+        "(`/memory forget minutes:` puts them back).",
+        "- How many tokens your conversations used today (daily budgets, `/usage`), until the next day.",
         "",
         "**What it never keeps, and what only if you ask**",
         "- Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory: "
@@ -126,9 +127,8 @@ def privacy_statement(
         "not what you say later.",
         "",
         "**Deleted and edited messages**",
-        "- Delete a message on Discord and the bot follows: if it was not learned yet it never is; facts learned "
-        "from it go (not the ones you wrote or corrected), and if it was learned in the last day, what it changed "
-        "in your summaries is undone. An edited message is learned again as it reads now.",
+        "- Delete a message on Discord and what it taught goes too (not facts you wrote or corrected); an edited "
+        "message is learned again as it reads now.",
         "",
         "**Where**",
         _where_text(settings),
@@ -144,7 +144,10 @@ def privacy_statement(
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its "
         f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
+        "- Server admins may give the bot a persona and a model for their server or a channel (`/bot-settings`); "
+        "that changes how it speaks, never what it stores about you.",
         "",
+
         "**See, export and delete it**",
         *[command.line() for command in commands],
     ]
@@ -155,6 +158,8 @@ def privacy_statement(
             f"- Learning is {'on' if here.learning else '**off**'} and using memory in replies is "
             f"{'on' if here.recall else '**off**'} here (server admins: `/memory-admin`).",
         ]
+        if persona_here:
+            lines.append("- Here the bot speaks with a persona this server's admins set.")
     contact = settings.privacy_contact.strip()
     lines += [
         "",

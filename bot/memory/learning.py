@@ -35,7 +35,7 @@ from bot.memory.gate import GateReport, ModelAuthor
 from bot.memory.models import ConversationKey, IncomingMessage, SwitchTarget, Turn
 from bot.memory.places import extraction_view, merge_extraction_view
 from bot.memory.policy import MemoryPolicy
-from bot.memory.sources import cited, snapshot, stamp, user_message_ids
+from bot.memory.sources import snapshot, stamp, user_message_ids
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.files.journal import PARKED_RETENTION
 from bot.memory.storage.interfaces import Claim, ClaimLost, PendingTurn, Stale
@@ -261,6 +261,15 @@ class Learning:
         await self._landed()
         return await self.storage.turns.drop_messages(message_ids)
 
+    def withdraw(self, turn_ids: Sequence[str]) -> None:
+        """These turns (a reply the user deleted or replaced) are never learned, even when they arrive after this
+        (the reply's own hand-over may still be on its way)."""
+        self.withdrawn.deleted(turn_ids)
+
+    def holds(self, user_id: int, turn_ids: set[str]) -> bool:
+        """Whether one of these turns is waiting in this process: in a batch, or on its way into the queue."""
+        return self.debouncer.holds(user_id, turn_ids) or any(turn_id in self._appending for turn_id in turn_ids)
+
     # --- extracting ----------------------------------------------------------------------------------------
 
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
@@ -301,6 +310,11 @@ class Learning:
             else:
                 self._give_up(key, turns, error.reason)
             return
+        self.storage.usage.add(
+            "extraction", user_id=key.user_id, guild_id=key.place.guild_id if key.place.kind != "dm" else None,
+            tokens=extraction.prompt_tokens + extraction.completion_tokens, estimated=extraction.estimated,
+            now=self.clock(),
+        )
         own_words = [turn.text for turn in fresh if turn.role == "user" and turn.author_id == key.user_id]
         author = ModelAuthor(
             key.place, self.policy.scope, self.clock(),
@@ -310,12 +324,10 @@ class Learning:
         held = GateReport()
         sources = user_message_ids(fresh, key.user_id)
         try:
-            # Before the save: a delete that arrives after it finds whose memory the messages taught.
-            await self.storage.ledger.note(key.user_id, key.place.key, sources, author.now)
             async with self.writer.change(
-                key.user_id, author, generation=generation, settles=claim, report=held
+                key.user_id, author, generation=generation, settles=claim, report=held, sources=(key.place, sources)
             ) as draft:
-                if not all(map(self._still_said, turns)):
+                if any(map(self.withdrawn.covers, turns)):
                     raise ClaimLost("a message of the batch was deleted or edited meanwhile")
                 before = snapshot(draft)
                 view = extraction_view(draft, key.place, self.policy.scope)
@@ -345,7 +357,6 @@ class Learning:
         except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
             self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
             return
-        await self._uncite(key.user_id, [m for m in sources if m not in cited(draft)])
         self.stats.batches_saved += 1
         self.stats.facts_added += report.facts_added
         self.stats.facts_held_back += held.held_back()
@@ -359,16 +370,6 @@ class Learning:
         )
         if claim.owner is None:  # a leased claim was settled by the save itself
             await self._mark_done(key, ids, claim)
-
-    def _still_said(self, turn: Turn) -> bool:
-        return not self.withdrawn.covers(turn)
-
-    async def _uncite(self, user_id: int, messages: list[str]) -> None:
-        """The batch's messages that taught no fact: their ledger entries age out like any uncited one."""
-        try:
-            await self.storage.ledger.cite(user_id, cited=(), uncited=messages)
-        except OSError as error:  # bookkeeping: the entries are then kept as if cited, the safe side
-            log.warning("message ledger for user %s not updated (%s)", user_id, error.strerror or error)
 
     def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
         """A transient failure changed nothing; try the batch again after another quiet period, a few times,

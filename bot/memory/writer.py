@@ -14,14 +14,14 @@ failure there is logged, never undoes the change (the ledger errs on keeping an 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 
 from bot.memory import history
 from bot.memory.apply import evict_overflow
 from bot.memory.gate import Author, GateReport, ModelAuthor, admit
-from bot.memory.models import MemoryFile, utc_now
+from bot.memory.models import MemoryFile, Place, utc_now
 from bot.memory.sources import cited
 from bot.memory.storage.interfaces import Claim, MemoryDocuments, MessageLedger, UpkeepSchedule
 
@@ -53,10 +53,17 @@ class MemoryWriter:
         generation: int | None = None,
         settles: Claim | None = None,
         report: GateReport | None = None,
+        sources: tuple[Place, Sequence[str]] | None = None,
     ) -> AsyncIterator[MemoryFile]:
         """Yield the user's memory to change; on a normal exit the gate admits the change and it is saved (nothing
         is written when the body raises or changes nothing). `Stale` when `generation` is not the user's. What
-        the gate held back is added to `report` when given."""
+        the gate held back is added to `report` when given. `sources` (an extraction's place and the user's
+        messages it read) are noted in the message ledger before anything is saved, so a delete that comes after
+        finds whose memory they taught; those no fact cites afterwards are marked so and age out."""
+        noted: Sequence[str] = ()
+        if sources is not None and self.ledger is not None and sources[1]:
+            place, noted = sources
+            await self.ledger.note(user_id, place.key, noted, self.clock())
         async with self.memories.edit(user_id, generation=generation, settles=settles) as draft:
             before = draft.model_copy(deep=True)
             yield draft
@@ -74,14 +81,15 @@ class MemoryWriter:
                 report.split += held.split
                 report.ungrounded += held.ungrounded
                 report.withheld += held.withheld
-        await self._bookkeeping(user_id, before, draft)
+        await self._bookkeeping(user_id, before, draft, noted)
 
-    async def _bookkeeping(self, user_id: int, before: MemoryFile, after: MemoryFile) -> None:
+    async def _bookkeeping(self, user_id: int, before: MemoryFile, after: MemoryFile, noted: Sequence[str]) -> None:
         try:
             if self.ledger is not None:
                 was, now = cited(before), cited(after)
-                if was != now:
-                    await self.ledger.cite(user_id, cited=now - was, uncited=was - now)
+                uncited = (was - now) | {message for message in noted if message not in now}
+                if was != now or uncited:
+                    await self.ledger.cite(user_id, cited=now - was, uncited=uncited)
             if self.upkeep is not None:
                 due = history.due(after)
                 if due != history.due(before):

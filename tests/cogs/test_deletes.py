@@ -259,8 +259,9 @@ async def test_privacy_says_deletes_edits_and_the_summary_history_in_plain_words
         scene.h.bot, make_interaction(scene.alice_user, guild=guild, channel=scene.general), "privacy"
     )
     (call,) = interaction.extras["calls"]
-    text = call.kwargs["embed"].description
-    assert len(text) <= 4096
-    assert "Delete a message on Discord and the bot follows: if it was not learned yet it never is" in text
-    assert "An edited message is learned again as it reads now." in text
-    assert "Earlier versions of your summaries, for 24 hours" in text
+    embeds = call.kwargs["embeds"] if "embeds" in call.kwargs else [call.kwargs["embed"]]
+    assert all(len(embed.description) <= 4096 for embed in embeds)
+    text = "\n\n".join(embed.description for embed in embeds)
+    assert "Delete a message on Discord and what it taught goes too (not facts you wrote or corrected)" in text
+    assert "an edited message is learned again as it reads now." in text
+    assert "your summaries' earlier versions, for 24 hours" in text

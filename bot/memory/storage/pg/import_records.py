@@ -1,5 +1,7 @@
 """The small records of a data folder, for `import-files`: privacy records, reply records, activity days, the
-servers' memory switches, and the message ledger (whose memory each learned Discord message taught).
+servers' memory switches and their community settings (persona, model, allowed roles), and the message ledger (whose
+memory each learned Discord message taught). Today's token counts are not carried over: they are a day's budget,
+and start afresh.
 
 Each file is read the way the bot reads it (its own loader, on a copy in a temporary folder where loading could
 keep a damaged file aside or sweep temp files), so the import never changes the folder. Rows are inserted only
@@ -26,7 +28,7 @@ from typing import Any
 
 import asyncpg
 
-from bot.memory.storage.bundle import PRIVACY_FILE, SWITCHES_FILE, build_file_storage
+from bot.memory.storage.bundle import COMMUNITY_FILE, PRIVACY_FILE, SWITCHES_FILE, build_file_storage
 from bot.memory.storage.files.activity import ACTIVITY_FILE
 from bot.memory.storage.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
@@ -57,16 +59,20 @@ def _small_files(folder: Path, names: Sequence[str], scratch: Path) -> None:
 
 
 def read_table(folder: Path, kind: str) -> Records:
-    """A table of small records (privacy records, memory switches), read the way the bot reads it, on a copy.
+    """A table of small records (privacy records, memory switches, community settings), read the way the bot reads
+    it, on a copy.
     Rows are (key, value); a table the bot would fail closed on (held, unreadable) makes the import incomplete."""
     names = {
         "privacy": [PRIVACY_FILE, PAUSES_FILE, MODES_FILE],
         "switches": [SWITCHES_FILE],
+        "community": [COMMUNITY_FILE],
     }[kind]
     with tempfile.TemporaryDirectory(prefix="memory-bot-import-") as scratch:
         _small_files(folder, names, Path(scratch))
         files = build_file_storage(Path(scratch), durable=False)
-        table = files.privacy.table if kind == "privacy" else files.switches.table
+        table = {"privacy": files.privacy.table, "switches": files.switches.table, "community": files.community.table}[
+            kind
+        ]
         try:
             asyncio.run(table.open())
         except RecordsUnreadable as error:
@@ -240,6 +246,10 @@ def _table(kind: str) -> tuple[Insert, Insert]:
     return functools.partial(insert_table, kind=kind), functools.partial(count_table, kind=kind)
 
 
+def _nobody(_row: tuple[Any, ...]) -> None:
+    return None
+
+
 def _first_user(row: tuple[Any, ...]) -> int | None:
     value = row[0]
     return int(value) if isinstance(value, int) or (isinstance(value, str) and value.isdigit()) else None
@@ -250,8 +260,9 @@ def record_kinds() -> list[RecordKind]:
         RecordKind("privacy records", lambda folder: read_table(folder, "privacy"), *_table("privacy"), _first_user),
         RecordKind("reply records", read_replies, insert_replies, count_replies, _first_user),
         RecordKind("activity days", read_activity, insert_activity, count_activity, _first_user),
-        RecordKind("memory switches", lambda folder: read_table(folder, "switches"), *_table("switches"),
-                   lambda _row: None),
+        RecordKind("memory switches", lambda folder: read_table(folder, "switches"), *_table("switches"), _nobody),
+        RecordKind("community settings", lambda folder: read_table(folder, "community"), *_table("community"),
+                   _nobody),
         RecordKind("message ledger entries", read_ledger, insert_ledger, count_ledger, lambda row: int(row[1])),
     ]
 
