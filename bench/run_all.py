@@ -36,6 +36,7 @@ BENCHMARKS = (
     "store_throughput",
     "storage_backends",
     "usage_counting",
+    "crash_takeover",
     "retention_sweep",
     "history_sweep",
     "load_lag",
@@ -43,6 +44,8 @@ BENCHMARKS = (
     "guard_errors",
     "credential_gate",
     "sensitive_gate",
+    "recall_state",
+    "place_cap",
     "footprint",
 )
 NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder

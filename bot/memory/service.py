@@ -116,7 +116,8 @@ class MemoryService:
         self._cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-cpu")
         now = self._now  # every part reads the time through here, so one clock (a test's fake one) serves all
         self.writer = MemoryWriter(
-            storage.memories, max_facts=policy.max_facts, ledger=storage.ledger, upkeep=storage.upkeep, clock=now
+            storage.memories, max_facts=policy.max_facts, max_places=policy.max_places, ledger=storage.ledger,
+            upkeep=storage.upkeep, clock=now,
         )
         self.learning = Learning(
             storage=storage, writer=self.writer, extractor=extractor, policy=policy, clock=now,

@@ -3,8 +3,9 @@
 It takes the user's lock (across processes where they share the storage), refuses work from before the user's
 latest forget or pause (`Stale`, checked by the store inside its lock or transaction), hands the body a private
 copy, passes the changed copy through the write gate (`bot.memory.gate`) and, for the model's changes, enforces the
-fact cap, drops summary values kept past their day (`bot.memory.history`), then saves. Extraction, the user's
-commands, retention and retraction all write through here, so each rule lives in one place.
+fact cap and the cap on places with summaries (`place_cap.py`), drops summary values kept past their day
+(`bot.memory.history`), then saves. Extraction, the user's commands, retention and retraction all write through
+here, so each rule lives in one place.
 
 After the save it tells the message ledger which messages the facts now name as sources (or no longer do) and the
 upkeep schedule when the memory's oldest kept summary value expires. Those are bookkeeping beside the memory: a
@@ -22,6 +23,8 @@ from bot.memory import history
 from bot.memory.apply import evict_overflow
 from bot.memory.gate import Author, GateReport, ModelAuthor, admit
 from bot.memory.models import MemoryFile, Place, utc_now
+from bot.memory.place_cap import evict_old_places
+from bot.memory.places import summary_place
 from bot.memory.sources import cited
 from bot.memory.storage.interfaces import Claim, MemoryDocuments, MessageLedger, UpkeepSchedule
 
@@ -34,12 +37,14 @@ class MemoryWriter:
         memories: MemoryDocuments,
         *,
         max_facts: int,
+        max_places: int,
         ledger: MessageLedger | None = None,
         upkeep: UpkeepSchedule | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.memories = memories
         self.max_facts = max_facts
+        self.max_places = max_places
         self.ledger = ledger
         self.upkeep = upkeep
         self.clock = clock
@@ -70,6 +75,10 @@ class MemoryWriter:
             held = admit(before, draft, author)
             if isinstance(author, ModelAuthor):
                 evict_overflow(draft, self.max_facts)
+                evicted = evict_old_places(draft, self.max_places, keep=summary_place(author.place, author.scope))
+                if evicted:
+                    log.info("memory of user %s: summaries of %d places updated longest ago dropped (cap %d)",
+                             user_id, len(evicted), self.max_places)
             history.expire(draft, self.clock())
             if held.held_back():
                 log.info(

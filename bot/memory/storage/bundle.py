@@ -55,6 +55,7 @@ from bot.memory.storage.pg.usage import PostgresUsageLog
 from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
+from bot.storage.pg.processes import ProcessRegistry
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords, OnDamaged, RecordTable
 
@@ -189,20 +190,25 @@ def build_postgres_storage(
     cache_size: int = 1024,
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
+    processes: ProcessRegistry | None = None,
 ) -> StorageBundle:
-    """PostgreSQL (any number of processes). Nothing connects until `open`."""
+    """PostgreSQL (any number of processes). Nothing connects until `open`. `processes` (this process's liveness
+    row, opened and closed with the queue of pending turns) is a seam for tests that shorten its timings."""
+    processes = processes or ProcessRegistry(database)
     return StorageBundle(
         kind="postgres",
         where=f"PostgreSQL at {database.where}",
         generations=PostgresGenerations(database),
         memories=PostgresMemoryStore(database, cache_size=cache_size),
-        turns=PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds),
+        turns=PostgresTurnQueue(
+            database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, processes=processes
+        ),
         privacy=PrivacyBook(PostgresRecords(database, "privacy")),
         switches=SwitchBoard(
             PostgresRecords(database, "switches"), disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
         ),
         replies=PostgresReplyLog(database),
-        activity=PostgresActivityLog(database),
+        activity=PostgresActivityLog(database, processes),
         model_traits=PostgresRecords(database, "model-traits"),
         community=CommunityBook(PostgresRecords(database, "community")),
         usage=PostgresUsageLog(database),
