@@ -38,6 +38,7 @@ BENCHMARKS = (
     "usage_counting",
     "crash_takeover",
     "retention_sweep",
+    "history_sweep",
     "load_lag",
     "apply_at_cap",
     "guard_errors",

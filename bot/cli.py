@@ -112,6 +112,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     importer.add_argument(
         "folder", type=Path, metavar="DIR", help="the data folder (DATA_DIR) to import; it is left unchanged"
     )
+    importer.add_argument(
+        "--force", action="store_true",
+        help="import into a database bots have used (users forgotten there are still never brought back)",
+    )
     return parser.parse_args(argv)
 
 
@@ -127,7 +131,7 @@ def run_database_command(args: argparse.Namespace) -> int:
     try:
         if args.command == "migrate":
             return migrate_command(settings)
-        return import_files_command(settings, args.folder)
+        return import_files_command(settings, args.folder, force=args.force)
     except CommandFailed as error:
         return _fail(str(error), EXIT_RUNTIME)
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""`python -m bot migrate` and `python -m bot import-files DIR`: preparing the PostgreSQL database.
+"""`python -m bot migrate` and `python -m bot import-files DIR [--force]`: preparing the PostgreSQL database.
 
 Both read DATABASE_URL and the pool settings, not the Discord token or the LLM settings, so the database can be
 prepared before the rest is configured. What they did goes to stdout, one line each. A failure (no DATABASE_URL,
@@ -98,6 +98,13 @@ def report_lines(report: ImportReport) -> list[str]:
         )
     if report.parked_turns:
         lines.append(f"{report.parked_turns:,} parked pending turns (failed too often) were not imported")
+    if report.forgotten:
+        lines.append(
+            f"{len(report.forgotten):,} users forgotten in this database were left out (their memory, pending turns "
+            "and records): they are never brought back"
+        )
+    if report.forced:
+        lines.append("imported with --force into a database bots have used")
     counted = [("users", report.users), ("pending turns", report.turns)]
     counted += [(name, tally) for name, tally in report.records.items() if tally.read]
     totals = [f"{tally.read:,} {name} ({tally.in_database:,} in the database)" for name, tally in counted]
@@ -105,13 +112,16 @@ def report_lines(report: ImportReport) -> list[str]:
     return lines
 
 
-def import_files_command(settings: Settings, folder: Path) -> int:
-    """Move a data folder into the database (migrating it first); the files are left as they are."""
+def import_files_command(settings: Settings, folder: Path, *, force: bool = False) -> int:
+    """Move a data folder into the database (migrating it first); the files are left as they are. A database bots
+    have used is refused unless `force`; users forgotten in it are never brought back."""
 
     async def work(database: Database) -> ImportReport:
         await _migrate(database)
         try:
-            return await import_files(database, folder, progress=lambda line: print(line, flush=True))
+            return await import_files(
+                database, folder, force=force, progress=lambda line: print(line, flush=True)
+            )
         except StorageUnavailable as error:
             raise StorageUnavailable(f"{error}; the files are unchanged: run the import again to finish it") from None
 

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 EXTENSIONS = (
     "cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics", "cogs.settings", "cogs.usage",
-    "cogs.reply_actions",
+    "cogs.reply_actions", "cogs.deletes",
 )
 HEARTBEAT_SECONDS = 30.0
 

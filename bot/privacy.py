@@ -115,7 +115,8 @@ def privacy_statement(
         "- For its last 1,000 replies, which of your summaries and facts each one used (their ids, never their "
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
-        "fresh).",
+        "fresh); the ids of the messages your facts came from; your summaries' earlier versions, for 24 hours "
+        "(`/memory forget minutes:` puts them back).",
         "- How many tokens your conversations used today (daily budgets, `/usage`), until the next day.",
         "",
         "**What it never keeps, and what only if you ask**",
@@ -124,6 +125,10 @@ def privacy_statement(
         "- Your health, sex life, religion, politics and finances are kept only when you ask it to remember them "
         "(`/memory remember`, or \"remember that ...\" in your message); the request covers what you said with it, "
         "not what you say later.",
+        "",
+        "**Deleted and edited messages**",
+        "- Delete a message on Discord and what it taught goes too (not facts you wrote or corrected); an edited "
+        "message is learned again as it reads now.",
         "",
         "**Where**",
         _where_text(settings),

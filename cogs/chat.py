@@ -498,7 +498,12 @@ class ChatCog(commands.Cog):
         ticket: LearningTicket,
     ) -> None:
         """Hand this user's message, and the bot's final reply if there is one, to the memory engine, which
-        decides whether it may be learned. Attachments and the bot's failure notices are never part of it."""
+        decides whether it may be learned. Attachments and the bot's failure notices are never part of it. A
+        message edited while it was answered (discord.py updates it in place) is learned as it reads now, without
+        the reply to its old words; one deleted meanwhile the engine leaves out."""
+        now = readable_text(message, bot_id)
+        if now != text:
+            text, sent = now, None
         turns = [as_incoming(message, text, is_self=False)]
         if sent is not None:
             turns.append(

@@ -25,9 +25,10 @@ import asyncpg
 import pytest
 
 from bot.memory.models import ConversationKey, MemoryFile, Place, Turn
-from bot.memory.storage.bundle import COMMUNITY_FILE, SWITCHES_FILE, build_file_storage
+from bot.memory.storage.bundle import COMMUNITY_FILE, SWITCHES_FILE, build_file_storage, build_postgres_storage
 from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
 from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
 from bot.memory.storage.interfaces import PendingTurn, ReplyRecord
@@ -37,6 +38,7 @@ from bot.memory.storage.pg.schema import LATEST_VERSION, MIGRATIONS
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.atomic import json_bytes
 from bot.storage.pg.database import Database
+from bot.storage.pg.migrations import apply_migrations
 from tests.memory.realistic import memory_at_cap
 from tests.test_process import clean_env, run_bot_command
 
@@ -569,3 +571,91 @@ def one_line_of(stderr: str) -> str:
     (line,) = [line for line in stderr.splitlines() if line.startswith("memory-bot:")]
     assert "Traceback" not in stderr
     return line
+
+
+# --- a database bots have used ---------------------------------------------------------------------------------
+
+
+def run_a_bot(url: str, forget: Sequence[int] = ()) -> None:
+    """A bot starts on the database (its storage, built as the app builds it) and some users forget everything."""
+
+    async def work(database: Database) -> None:
+        bundle = build_postgres_storage(database, lease_seconds=60, orphan_seconds=600)
+        await bundle.open()
+        try:
+            for user in forget:
+                await bundle.generations.bump(user)
+                await bundle.forget_user(user)
+        finally:
+            await bundle.close()
+
+    with_database(url, work)
+
+
+def test_import_refuses_a_database_bots_have_used_unless_forced_and_never_brings_back_the_forgotten(
+    postgres_url: str, data_folder: Path, tmp_path: Path
+) -> None:
+    url = with_password(postgres_url)
+    fill_records(data_folder)
+    assert bot(["import-files", str(data_folder)], tmp_path, url).returncode == 0  # no bot yet: allowed
+    gone = [USERS[0], USERS[2]]  # one with pending turns, a privacy record and reply records
+    run_a_bot(postgres_url, forget=gone)
+
+    def state(conn: asyncpg.Connection) -> Awaitable[list[Any]]:
+        return conn.fetch(
+            "SELECT 'memory', user_id FROM memories UNION ALL SELECT 'turn', user_id FROM pending_turns"
+            " UNION ALL SELECT 'privacy', key::bigint FROM records WHERE kind = 'privacy'"
+            " UNION ALL SELECT 'reply', user_id FROM reply_records UNION ALL SELECT 'day', user_id FROM user_activity"
+            " ORDER BY 1, 2"
+        )
+
+    before = query(postgres_url, state)
+    assert not any(row[1] in gone for row in before if row[0] != "privacy")  # their privacy choices stay theirs
+    refused = bot(["import-files", str(data_folder)], tmp_path, url)
+    one_error_line(refused, "bots have used this database", "--force")
+    assert query(postgres_url, state) == before
+
+    forced = bot(["import-files", str(data_folder), "--force"], tmp_path, url)
+    assert forced.returncode == 0, forced.stderr
+    lines = forced.stdout.splitlines()
+    assert "2 users forgotten in this database were left out (their memory, pending turns and records): they are" \
+           " never brought back" in lines
+    assert "imported with --force into a database bots have used" in lines
+    after = query(postgres_url, state)
+    assert after == before  # not their memory, turns, replies or days; everyone else's rows kept as they were
+
+
+def test_a_database_from_an_earlier_version_counts_as_used_when_bots_wrote_forgets_or_pauses(
+    postgres_url: str, data_folder: Path, tmp_path: Path
+) -> None:
+    async def an_older_schema(conn: asyncpg.Connection) -> None:
+        await apply_migrations(conn, MIGRATIONS[:3])
+        await conn.execute("INSERT INTO user_generations (user_id, generation) VALUES ($1, 1)", USERS[0])
+
+    query(postgres_url, an_older_schema)
+    refused = bot(["import-files", str(data_folder)], tmp_path, with_password(postgres_url))
+    one_error_line(refused, "bots have used this database", "--force")
+
+
+def test_the_message_ledger_comes_along_and_imported_memories_are_due_for_upkeep(
+    postgres_url: str, data_folder: Path, tmp_path: Path
+) -> None:
+    async def note() -> None:
+        ledger = FileLedger(data_folder / LEDGER_FOLDER, durable=False)
+        await ledger.open()
+        await ledger.note(USERS[5], "guild:9", ["1300000000000000001", "1300000000000000002"],
+                          datetime(2026, 3, 1, tzinfo=UTC))
+        await ledger.cite(USERS[5], cited=[], uncited=["1300000000000000002"])
+        await ledger.close()
+
+    asyncio.run(note())
+    done = bot(["import-files", str(data_folder)], tmp_path, with_password(postgres_url))
+    assert done.returncode == 0, done.stderr
+    assert "message ledger entries: 2 read; 2 added, 0 already there" in done.stdout.splitlines()
+    rows = query(postgres_url, lambda conn: conn.fetch(
+        "SELECT message_id, user_id, place, cited FROM message_ledger ORDER BY 1"))
+    assert [tuple(row) for row in rows] == [
+        (1300000000000000001, USERS[5], "guild:9", True), (1300000000000000002, USERS[5], "guild:9", False),
+    ]
+    due = query(postgres_url, lambda conn: conn.fetch("SELECT user_id FROM memory_upkeep ORDER BY 1"))
+    assert [row[0] for row in due] == USERS

@@ -32,10 +32,11 @@ async def test_load_extensions_loads_both_cogs(memory_bot: MemoryBot) -> None:
     await memory_bot.load_extensions()
     assert set(memory_bot.extensions) == set(EXTENSIONS) == {
         "cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics", "cogs.settings", "cogs.usage",
-        "cogs.reply_actions",
+        "cogs.reply_actions", "cogs.deletes",
     }
     assert set(memory_bot.cogs) == {
         "ChatCog", "MemoryCog", "PrivacyCog", "AdminCog", "MetricsCog", "SettingsCog", "UsageCog", "ReplyActionsCog",
+        "DeletesCog",
     }
     assert memory_bot.failed_extensions == []
     assert memory_bot.tree.get_command("memory") is not None

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.memory.errors import InvalidRequest
-from bot.memory.gate import SystemAuthor, UserAuthor, derived_from
+from bot.memory.gate import UserAuthor, derived_from
 from bot.memory.guard import rejection_reason
 from bot.memory.learning import Learning
 from bot.memory.models import ORIGIN_CORRECTED, ORIGIN_USER, SECTION_NAMES, Fact, MemoryFile, Place, iso, new_fact_id
@@ -225,16 +225,6 @@ class Controls:
         self.recall.forget_user(user_id)
         log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", user_id)
         return existed
-
-    async def retract(self, user_id: int, fact_ids: set[str]) -> int:
-        """Remove model-learned facts by id (what deleted messages taught); never the user's own. What a retracted
-        fact had replaced holds again: the statement that closed it was taken back."""
-        async with self.writer.change(user_id, SystemAuthor()) as draft:
-            before = len(draft.facts)
-            gone = {f.id for f in draft.facts if f.id in fact_ids and not f.user_owned}
-            draft.facts = [f for f in draft.facts if f.id not in gone]
-            draft.reopen_replaced(removed=gone)
-            return before - len(draft.facts)
 
     async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:
         """A reply of the bot to the user was deleted or replaced: it is not learned. Its turn leaves the pending

@@ -111,4 +111,5 @@ def _turn(message: IncomingMessage, role: str, text: str, max_chars: int) -> Tur
         text=clip(text, max_chars),
         at=message.created_at,
         turn_id=str(message.message_id),
+        reply_to=str(message.reply_to_id) if role == "assistant" and message.reply_to_id is not None else "",
     )

@@ -40,6 +40,7 @@ from datetime import datetime
 from bot.memory.errors import InvalidRequest
 from bot.memory.models import Fact, MemoryFile, Place, iso, new_fact_id
 from bot.memory.places import Scope, may_use, reader, summary_place
+from bot.memory.sources import set_sources, sources_of
 from bot.memory.withhold import NO_REQUESTS, Requests, credential_refusal, fact_withheld, summary_kept
 
 
@@ -125,12 +126,13 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
                 report.restored += 1
             elif new.closed:  # a later statement replaced a fact the place may use: it becomes history
                 confirmed.close(valid_to=new.validTo, superseded_by=new.supersededBy)
+            set_sources(confirmed, sources_of(new))  # confirmed by the batch: its messages count too
             kept.append(confirmed)
             if (new.content, new.category) != (old.content, old.category):
                 if old.user_owned:
                     report.restored += 1
                 else:
-                    kept.append(_own_copy(new, author, stamp, derived_from=old.id))
+                    kept.append(_own_copy(new, author, stamp, original=old))
                     report.split += 1
         else:  # the place's own fact: the model may reword it, not move, share or claim it
             kept.append(new.model_copy(update={"place": old.place, "shared": old.shared, "origin": old.origin}))
@@ -153,7 +155,7 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
     after.facts = kept
 
 
-def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, derived_from: str) -> Fact:
+def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, original: Fact) -> Fact:
     """A rewording of another place's fact, as a new fact of the batch's place (open: the wording holds now)."""
     copy = wording.model_copy(
         update={
@@ -167,7 +169,10 @@ def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, derived_from: s
             "supersededBy": "",
         }
     )
-    setattr(copy, "derivedFrom", derived_from)  # noqa: B010 (an extra field of the open model)
+    setattr(copy, "derivedFrom", original.id)  # noqa: B010 (an extra field of the open model)
+    # The new wording came from the batch's messages, not from the original's.
+    fresh = [message for message in sources_of(wording) if message not in set(sources_of(original))]
+    set_sources(copy, fresh or sources_of(wording))
     return copy
 
 

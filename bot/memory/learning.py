@@ -20,9 +20,9 @@ import dataclasses
 import json
 import logging
 import secrets
-from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -35,16 +35,17 @@ from bot.memory.gate import GateReport, ModelAuthor
 from bot.memory.models import ConversationKey, IncomingMessage, SwitchTarget, Turn
 from bot.memory.places import extraction_view, merge_extraction_view
 from bot.memory.policy import MemoryPolicy
+from bot.memory.sources import snapshot, stamp, user_message_ids
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.files.journal import PARKED_RETENTION
 from bot.memory.storage.interfaces import Claim, ClaimLost, PendingTurn, Stale
+from bot.memory.withdrawn import Withdrawn
 from bot.memory.withhold import redacted, requests_in
 from bot.memory.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
 APPLIED_IDS_KEPT = 500
-WITHDRAWN_KEPT = 1000  # ids of replies deleted or regenerated recently, never to be learned
 RECENT_PROBLEMS_KEPT = 20
 MAX_REQUEUES = 3
 # A batch is parked (no longer tried) after this many refusals of the model (a 400: content filter, context length,
@@ -110,8 +111,8 @@ class Learning:
         self.stats = LearningStats()
         self.recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self._requeues: dict[str, int] = {}
-        self._withdrawn: OrderedDict[str, None] = OrderedDict()
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its queue append, while in flight
+        self.withdrawn = Withdrawn()  # messages deleted or edited lately: never learned as they were
         self.accepting = True
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -161,9 +162,11 @@ class Learning:
         ticket: LearningTicket,
         target: SwitchTarget,
         bot_id: int | None,
+        revision: str = "",
     ) -> bool:
         """Take a user's messages (their own and the bot's reply to them) for later extraction; False when nothing
-        is kept (see the module for why). The user counts as active either way (retention).
+        is kept (see the module for why). The user counts as active either way (retention). A message deleted
+        meanwhile is left out with the reply to it; `revision` names the text of an edited message learned again.
 
         Returns once the turns are in the queue (on disk or in the database), so an acknowledged turn survives a
         crash. They enter the debouncer first, on arrival: the quiet time is measured on the user's pace, not on
@@ -171,7 +174,9 @@ class Learning:
         and a WARNING says so."""
         self.storage.activity.note(key.user_id, self.clock())
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
-        turns = [turn for turn in turns if turn.turn_id not in self._withdrawn]
+        if revision:  # the text of an edited message, learned again under a turn id of its own
+            turns = [replace(t, turn_id=f"{t.turn_id}.{revision}") if t.role == "user" else t for t in turns]
+        turns = self.withdrawn.keep(turns)
         if not turns:
             return False
         reason = self.refusal(key.user_id, target, ticket)
@@ -232,22 +237,34 @@ class Learning:
         in flight, delete their pending turns but those `keep` accepts, and put those back under `generation`;
         returns how many turns were dropped."""
         self.debouncer.cancel_user(user_id)
-        appending = set(self._appending.values())
-        if appending:  # turns accepted just before: let them land, then sort them with the rest
-            await asyncio.wait(appending)
+        await self._landed()  # turns accepted just before: let them land, then sort them with the rest
         kept, dropped = await self.storage.turns.keep_only(user_id, keep, generation)
         if self.accepting:
             self._enqueue(kept, first=True)
         return dropped
 
+    async def _landed(self) -> None:
+        """Until the queue appends under way have landed."""
+        appending = set(self._appending.values())
+        if appending:
+            await asyncio.wait(appending)
+
+    async def pending_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's pending turns, once the turns accepted just before have landed."""
+        await self._landed()
+        return await self.storage.turns.pending_turns_of(user_id)
+
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Messages deleted or edited on Discord: once the turns accepted just before have landed, their pending
+        turns and the bot's replies to them are deleted, in any process; returns the turn ids dropped by user. The
+        caller withdraws them here first (`withdrawn`), so a batch in flight that read one is not saved."""
+        await self._landed()
+        return await self.storage.turns.drop_messages(message_ids)
+
     def withdraw(self, turn_ids: Sequence[str]) -> None:
         """These turns (a reply the user deleted or replaced) are never learned, even when they arrive after this
         (the reply's own hand-over may still be on its way)."""
-        for turn_id in turn_ids:
-            self._withdrawn[turn_id] = None
-            self._withdrawn.move_to_end(turn_id)
-        while len(self._withdrawn) > WITHDRAWN_KEPT:
-            self._withdrawn.popitem(last=False)
+        self.withdrawn.deleted(turn_ids)
 
     def holds(self, user_id: int, turn_ids: set[str]) -> bool:
         """Whether one of these turns is waiting in this process: in a batch, or on its way into the queue."""
@@ -260,7 +277,8 @@ class Learning:
         extractions of the same memory never race; where processes share the storage, only the turns this process
         could claim are extracted, and the save settles them exactly once (`Claim`)."""
         generation = self.storage.generations.current(key.user_id)
-        turns = [turn for turn in turns if turn.generation == generation]  # the forget disposed of the others
+        # The forget disposed of turns under an older generation; deletes and edits of those withdrawn.
+        turns = self.withdrawn.keep([turn for turn in turns if turn.generation == generation])
         if not turns:
             return
         claim: Claim | None = None
@@ -304,10 +322,14 @@ class Learning:
             requests=requests_in(fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
         )
         held = GateReport()
+        sources = user_message_ids(fresh, key.user_id)
         try:
             async with self.writer.change(
-                key.user_id, author, generation=generation, settles=claim, report=held
+                key.user_id, author, generation=generation, settles=claim, report=held, sources=(key.place, sources)
             ) as draft:
+                if any(map(self.withdrawn.covers, turns)):
+                    raise ClaimLost("a message of the batch was deleted or edited meanwhile")
+                before = snapshot(draft)
                 view = extraction_view(draft, key.place, self.policy.scope)
                 # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
                 report = await self._off_loop(
@@ -322,13 +344,16 @@ class Learning:
                     turns=[turn for turn in fresh if turn.role == "user" and turn.author_id == key.user_id],
                 )
                 merge_extraction_view(draft, view, key.place, self.policy.scope)
+                stamp(before, draft, sources)
                 new_ids = [turn_id for turn_id in ids if turn_id not in applied]
                 if new_ids:
                     draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
         except (Stale, ClaimLost) as lost:
             self.stats.batches_discarded += 1
-            why = "the user forgot or paused" if isinstance(lost, Stale) else "its turns were forgotten or taken over"
+            why = "the user forgot or paused" if isinstance(lost, Stale) else "turns were deleted, forgotten or taken"
             log.info("memory update for %s discarded: %s meanwhile", key.label(), why)
+            if isinstance(lost, ClaimLost) and self.storage.generations.current(key.user_id) == generation:
+                self.debouncer.add(key, self.withdrawn.keep(turns), first=True)  # the rest, claimed again
             return
         except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
             self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")

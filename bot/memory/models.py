@@ -322,12 +322,13 @@ class Turn:
     text: str
     at: datetime
     turn_id: str = ""
+    reply_to: str = ""  # the bot's reply: the id of the message it answers (dropped with it when it is deleted)
     # The user's forget generation when the turn arrived (see `bot.memory.storage.interfaces`): work under an
     # older one is never learned. Not part of the JSON: each store keeps it its own way.
     generation: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "role": self.role,
             "authorId": str(self.author_id),
             "authorName": self.author_name,
@@ -335,6 +336,9 @@ class Turn:
             "at": iso(self.at),
             "turnId": self.turn_id,
         }
+        if self.reply_to:
+            data["replyTo"] = self.reply_to
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
@@ -349,6 +353,7 @@ class Turn:
             text=str(data["text"]),
             at=at,
             turn_id=str(data.get("turnId", "")),
+            reply_to=str(data.get("replyTo", "")),
         )
 
 

@@ -14,6 +14,10 @@ then every part of the storage bundle, privacy choices included), and compacts t
 so the bytes of dropped turns leave the disk. It lists the storage first and deletes in small concurrent chunks
 that yield to the event loop, so 10,000 users do not stall replies. Where processes share the storage, one sweeps
 at a time. Counts are logged at INFO, user ids only at DEBUG.
+
+The same daily round drops each summary's earlier values once they are a day old (`sweep_history`): the upkeep
+schedule names the users whose memory holds one that expired, so only those memories are read, and each is
+rewritten through the writer as the bot's own change. The message ledger's entries past their day go too.
 """
 
 from __future__ import annotations
@@ -24,8 +28,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bot.memory import history
+from bot.memory.errors import Stale
+from bot.memory.gate import SystemAuthor
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.interfaces import ActivityStore
+from bot.memory.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
@@ -104,3 +112,39 @@ async def _erase_if_still_silent(
     await sweeper.forget(user_id)
     log.debug("retention: deleted the memory of silent user %s", user_id)
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySweep:
+    visited: int = 0  # memories the schedule named
+    pruned: int = 0  # earlier summary values dropped
+    ledger: int = 0  # message ledger entries past their day, dropped
+
+
+async def sweep_history(storage: StorageBundle, writer: MemoryWriter, now: datetime) -> HistorySweep:
+    """Drop every summary value kept past its day, in the memories the upkeep schedule says hold one, and prune the
+    message ledger. One process at a time where processes share the storage."""
+    async with storage.activity.sweep_lock() as mine:
+        if not mine:
+            return HistorySweep()
+        due = await storage.upkeep.due(now)
+        pruned = 0
+        for start in range(0, len(due), SWEEP_CHUNK):
+            chunk = due[start : start + SWEEP_CHUNK]
+            pruned += sum(await asyncio.gather(*(_prune_history(storage, writer, uid, now) for uid in chunk)))
+            await asyncio.sleep(0)
+        ledger = await storage.ledger.prune(now)
+    log.info("history sweep: %d memories visited, %d earlier summary values dropped, %d ledger entries dropped",
+             len(due), pruned, ledger)
+    return HistorySweep(len(due), pruned, ledger)
+
+
+async def _prune_history(storage: StorageBundle, writer: MemoryWriter, user_id: int, now: datetime) -> int:
+    try:
+        async with writer.change(user_id, SystemAuthor()) as draft:
+            dropped = history.expire(draft, now)
+            next_due = history.due(draft)
+    except Stale:  # a forget began meanwhile: nothing of theirs to keep for a day
+        return 0
+    await storage.upkeep.plan(user_id, next_due)
+    return dropped

@@ -4,6 +4,7 @@ A thin facade over parts that each own their state and their promise:
 - `Learning` (`learning.py`): messages in, memory out; the only place "may we learn this?" is decided;
 - `Recall` (`recall.py`): the memory a reply may carry, and the record of what each reply used;
 - `Controls` (`controls.py`): the user's commands: see, add, correct, share, forget, privacy modes;
+- `Deletes` (`deletes.py`): Discord deletes and edits, honoured;
 - the storage bundle (`storage/bundle.py`), built once per backend, which every part writes through: memory only
   through the `MemoryWriter` and its gate, every forget through one generation per user.
 Callers never reach behind this class; what they need of the engine's data is in `bot.memory.models`, its errors
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +31,7 @@ from bot.memory.controls import (
     ForgetWindowReport,
     WithdrawnReply,
 )
+from bot.memory.deletes import DeleteReport, Deletes, EditOutcome
 from bot.memory.errors import InvalidRequest
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.learning import Learning, LearningTicket
@@ -38,7 +40,7 @@ from bot.memory.policy import MemoryPolicy
 from bot.memory.privacy import MAX_MODE_MINUTES, PrivacyRecord
 from bot.memory.recall import Recall, RecalledItem
 from bot.memory.render import MemoryPrompt
-from bot.memory.retention import Sweeper, sweep_silent_users
+from bot.memory.retention import HistorySweep, Sweeper, sweep_history, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot
 from bot.memory.storage.bundle import StorageBundle
@@ -55,9 +57,12 @@ __all__ = [
     "ChannelPath",
     "Chosen",
     "CommunityChoice",
+    "DeleteReport",
+    "EditOutcome",
     "Exceeded",
     "FlushReport",
     "ForgetWindowReport",
+    "HistorySweep",
     "InvalidRequest",
     "LearningTicket",
     "MemoryPolicy",
@@ -109,8 +114,11 @@ class MemoryService:
         # One thread for the engine's CPU work: each extra thread running Python competes with the event loop for
         # the interpreter lock, so a burst of extractions would slow every reply even with the work off the loop.
         self._cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-cpu")
-        self.writer = MemoryWriter(storage.memories, max_facts=policy.max_facts, max_places=policy.max_places)
         now = self._now  # every part reads the time through here, so one clock (a test's fake one) serves all
+        self.writer = MemoryWriter(
+            storage.memories, max_facts=policy.max_facts, max_places=policy.max_places, ledger=storage.ledger,
+            upkeep=storage.upkeep, clock=now,
+        )
         self.learning = Learning(
             storage=storage, writer=self.writer, extractor=extractor, policy=policy, clock=now,
             off_loop=self._off_loop,
@@ -118,6 +126,9 @@ class MemoryService:
         self.recall = Recall(storage=storage, selector=selector, policy=policy, clock=now, off_loop=self._off_loop)
         self.controls = Controls(
             storage=storage, writer=self.writer, learning=self.learning, recall=self.recall, clock=now
+        )
+        self.deletes = Deletes(
+            storage=storage, writer=self.writer, learning=self.learning, scope=policy.scope, clock=now
         )
         self.budgets = Budgets(
             storage.usage, user_daily=policy.user_daily_tokens, guild_daily=policy.guild_daily_tokens, clock=now
@@ -204,6 +215,18 @@ class MemoryService:
         """Take a user's message and the bot's reply to it for later extraction (filtered here); False when nothing
         is kept. The user counts as active either way."""
         return await self.learning.remember(key, messages, ticket=ticket, target=target, bot_id=bot_id)
+
+    async def forget_messages(self, message_ids: Collection[int]) -> DeleteReport:
+        """Messages deleted on Discord (any user's, cached or not): never learned if they were on their way, and
+        what they taught retracted (see `bot.memory.deletes`)."""
+        return await self.deletes.deleted(message_ids)
+
+    async def message_edited(
+        self, key: ConversationKey, message: IncomingMessage, *, target: SwitchTarget, bot_id: int | None
+    ) -> EditOutcome:
+        """`message` was edited (its text as it reads now): learned as edited if it was pending or learned."""
+        ticket = self.learning.ticket(key.user_id)
+        return await self.deletes.edited(key, message, ticket=ticket, target=target, bot_id=bot_id)
 
     def note_activity(self, user_id: int) -> None:
         """A message from the user reached the bot but is not handed to `remember` (rate-limited, say)."""
@@ -402,13 +425,23 @@ class MemoryService:
             log.warning("could not save the activity records (%s); will retry", error.strerror or type(error).__name__)
 
     async def sweep_retention(self, now: datetime | None = None) -> int:
-        """Delete the memory, and every trace, of users silent for `retention_days`; returns how many."""
+        """The daily sweep: delete the memory, and every trace, of users silent for `retention_days`, then drop
+        the summary values kept past their day and the message ledger's stale entries; returns how many users were
+        deleted."""
+        moment = now or self.clock()
         sweeper = Sweeper(
             storage=self.storage,
             busy=self.learning.debouncer.has_pending_for,
             forget=functools.partial(self.controls.forget_all, quiet=True, settings=True),
         )
-        return await sweep_silent_users(sweeper, now or self.clock(), days=self.policy.retention_days)
+        deleted = await sweep_silent_users(sweeper, moment, days=self.policy.retention_days)
+        await self.sweep_history(moment)
+        return deleted
+
+    async def sweep_history(self, now: datetime | None = None) -> HistorySweep:
+        """Drop every summary value kept past its day and the message ledger's stale entries (part of the daily
+        sweep)."""
+        return await sweep_history(self.storage, self.writer, now or self.clock())
 
     def longest_pending_seconds(self, attempt_timeout: float) -> float:
         return self.learning.longest_pending_seconds(attempt_timeout)

@@ -17,9 +17,9 @@ async def ask(h: Harness, interaction: Any) -> str:
     await cog.privacy.callback(cog, interaction)
     (call,) = calls(interaction)
     assert call.name == "send_message" and call.kwargs["ephemeral"] is True
-    embed = call.kwargs["embed"]
-    assert isinstance(embed, discord.Embed)
-    return str(embed.description)
+    embeds = call.kwargs["embeds"] if "embeds" in call.kwargs else [call.kwargs["embed"]]  # as long as it takes
+    assert all(isinstance(embed, discord.Embed) for embed in embeds)
+    return "\n\n".join(str(embed.description) for embed in embeds)
 
 
 def minutes_promised(text: str) -> int:

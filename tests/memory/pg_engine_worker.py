@@ -8,6 +8,7 @@ tests. Built by the real composition root (`build_resources` + `start_memory`), 
 Reads JSON commands on stdin, answers on stdout (logs go to stderr):
     {"op": "remember", "user": U, "conv": C, "id": "t1", "text": "..."}  -> ACK t1 (the turn is durably taken)
     {"op": "forget", "user": U}                                           -> FORGOT U
+    {"op": "delete", "ids": ["t1"]}            -> DELETED <turns dropped> <facts retracted> (Discord deleted them)
     {"op": "flush"}                                                       -> FLUSHED <batches saved so far>
     {"op": "exit"}                                                        -> DONE (after a clean shutdown)
 It prints READY <resumed turns> once open, CLAIMED <user> <turn ids> whenever it claims a batch (before
@@ -35,7 +36,7 @@ from bot.memory.storage.interfaces import PendingTurn
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
-from tests.support.engine import learn
+from tests.support.engine import learn, message_id_of
 
 FILLER = "and keeps notes about the migration of the billing service, the on-call rota and the quarterly review; "
 
@@ -120,6 +121,9 @@ async def run_engine(
         elif op == "forget":
             await service.forget_all(int(command["user"]))
             print(f"FORGOT {command['user']}", flush=True)
+        elif op == "delete":
+            report = await service.forget_messages([message_id_of(turn_id) for turn_id in command["ids"]])
+            print(f"DELETED {report.turns} {report.facts}", flush=True)
         elif op == "flush":
             await service.flush(30)
             print(f"FLUSHED {service.learning.stats.batches_saved}", flush=True)

@@ -102,7 +102,7 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
     await engine.service.open()
-    engine.service.storage.turns._done_delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
+    engine.service.storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
     try:
         await learned(engine)
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'["{FACT}"')
@@ -156,7 +156,7 @@ async def test_files_and_folders_are_private_under_a_normal_umask(
 ) -> None:
     data = tmp_path / "data"
     engine = make_engine(data, chat_server.base_url)
-    engine.service.storage.turns._done_delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
+    engine.service.storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
     await engine.service.open()
     try:
         await learned(engine)

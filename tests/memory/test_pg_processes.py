@@ -288,6 +288,37 @@ async def test_a_forget_in_one_process_cancels_the_batch_another_has_claimed(
         await conn.close()
 
 
+async def test_a_message_deleted_in_one_process_is_not_saved_by_the_batch_another_is_extracting(
+    postgres_url: str, chat_server: ChatServer, engines: list[Engine], tmp_path: Path
+) -> None:
+    held = Gate(extraction(facts=[("Is interviewing at Globex", "context"), ("Plays the oboe", "preference")]))
+    chat_server.enqueue(held, extraction(facts=[("Plays the oboe", "preference")]))
+    learner = start_engine(engines, postgres_url, chat_server, tmp_path, "learner")
+    deleter = start_engine(engines, postgres_url, chat_server, tmp_path, "deleter")
+
+    learner.send(op="remember", user=USER, conv=5, id="t1", text="I am interviewing at Globex")
+    learner.send(op="remember", user=USER, conv=5, id="t2", text="I play the oboe")
+    learner.expect("ACK t1")
+    learner.expect("ACK t2")
+    await chat_server.await_requests(1, timeout=WAIT)  # the batch is at the extractor
+    deleter.send(op="delete", ids=["t1"])
+    assert deleter.expect("DELETED") == "DELETED 1 0"  # its row, claimed by the other process, is gone
+    assert "Globex" not in str(await pending_rows(postgres_url))
+
+    held.opened.set()
+    learner.send(op="flush")
+    learner.expect("FLUSHED")
+    memory = await memory_of(postgres_url, USER)
+    assert [fact.content for fact in memory.facts] == ["Plays the oboe"]  # the rest, extracted again
+    assert "Globex" not in str(chat_server.requests[-1]["body"])
+
+    deleter.send(op="delete", ids=["t2"])  # and once learned, a delete anywhere retracts it
+    assert deleter.expect("DELETED") == "DELETED 0 1"
+    learner.finish()
+    deleter.finish()
+    assert (await memory_of(postgres_url, USER)).facts == []
+
+
 FIRST_USER = 700000000000000000
 USERS = 1000
 PER_PROCESS = 5

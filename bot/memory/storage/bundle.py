@@ -4,9 +4,10 @@ benchmarks alike.
 `build_file_storage` (files under DATA_DIR, one process) and `build_postgres_storage` (PostgreSQL, any number of
 processes) are the only places the parts are assembled. Each returns a `StorageBundle`: the forget generations, the
 memory documents, the queue of pending turns, the privacy records, the memory switches, the reply records, the
-activity days, the servers' community settings and the tokens spent (budgets). Every part can forget one user,
-so forgetting everything and retention loop over the bundle (`forget_user`) instead of naming parts: a part added
-here is forgotten with the rest.
+activity days, the servers' community settings, the tokens spent (budgets), the message ledger (whose memory each
+learned message taught) and the upkeep schedule. Every part can forget one user, so forgetting everything and
+retention loop over the bundle (`forget_user`) instead of naming parts: a part added here is forgotten with the
+rest. On PostgreSQL the bundle also records who was forgotten, for `import-files`.
 """
 
 from __future__ import annotations
@@ -23,26 +24,33 @@ from bot.memory.privacy import PrivacyBook
 from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
 from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.memory.storage.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.storage.files.legacy import convert_privacy, convert_switches
 from bot.memory.storage.files.memories import MemoryStore
 from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.storage.files.upkeep import UPKEEP_FILE, FileUpkeep
 from bot.memory.storage.files.usage import USAGE_FILE, FileUsageLog
 from bot.memory.storage.interfaces import (
     ActivityStore,
+    ForgottenUsers,
     Generations,
     MemoryDocuments,
+    MessageLedger,
     Part,
     ReplyStore,
     TurnQueue,
+    UpkeepSchedule,
     UsageStore,
     UserPart,
 )
 from bot.memory.storage.pg.activity import PostgresActivityLog
 from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.memory.storage.pg.ledger import PostgresLedger
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.replies import PostgresReplyLog
 from bot.memory.storage.pg.schema import migrate
 from bot.memory.storage.pg.turns import PostgresTurnQueue
+from bot.memory.storage.pg.upkeep import PostgresForgotten, PostgresUpkeep
 from bot.memory.storage.pg.usage import PostgresUsageLog
 from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
@@ -78,6 +86,9 @@ class StorageBundle:
     model_traits: RecordTable  # what each chat model does with its reasoning (no user's data)
     community: CommunityBook  # what each server's admins chose: persona, model, who may talk (no user's data)
     usage: UsageStore  # tokens spent per user and server per UTC day
+    ledger: MessageLedger
+    upkeep: UpkeepSchedule
+    forgotten: ForgottenUsers | None = None  # who was forgotten (PostgreSQL: what `import-files` must not restore)
     database: Database | None = None
     _opened: list[Part] = field(default_factory=list)
 
@@ -85,16 +96,17 @@ class StorageBundle:
     def learned(self) -> list[UserPart]:
         """The parts that hold what was learned from or said by a user, in the order a forget clears them: the
         queue first (nothing pending can be learned after the memory is gone), then memory, then the records."""
-        return [self.turns, self.memories, self.replies, self.activity]
+        return [self.turns, self.memories, self.replies, self.activity, self.ledger, self.upkeep]
 
     @property
     def settings(self) -> list[UserPart]:
         return [self.privacy, self.usage]
 
     def _all(self) -> list[Part]:
+        optional: list[Part] = [self.forgotten] if self.forgotten is not None else []
         return [
             self.generations, self.privacy, self.switches, self.model_traits, self.community, self.memories,
-            self.replies, self.activity, self.usage, self.turns,
+            self.replies, self.activity, self.usage, self.ledger, self.upkeep, *optional, self.turns,
         ]
 
     async def open(self) -> None:
@@ -118,7 +130,10 @@ class StorageBundle:
             await self.database.close()
 
     async def forget_user(self, user_id: int, *, settings: bool = False) -> None:
-        """Delete what every part holds of the user (and their privacy choices too with `settings`)."""
+        """Delete what every part holds of the user (and their privacy choices too with `settings`), after noting
+        that they were forgotten where that is kept."""
+        if self.forgotten is not None:
+            await self.forgotten.record(user_id)
         for part in self.learned + (self.settings if settings else []):
             await part.forget_user(user_id)
 
@@ -146,11 +161,12 @@ def build_file_storage(
     switches_table = _ConvertingRecords(
         switches_path, lambda: convert_switches(switches_path), on_damaged="refuse", writer=small
     )
+    memories = MemoryStore(data_dir / "memory", generations, writer=writer or small, cache_size=cache_size)
     return StorageBundle(
         kind="files",
         where=f"files in {data_dir}",
         generations=generations,
-        memories=MemoryStore(data_dir / "memory", generations, writer=writer or small, cache_size=cache_size),
+        memories=memories,
         turns=Journal(data_dir / JOURNAL_NAME, generations, **{"durable": durable, **(journal_options or {})}),
         privacy=PrivacyBook(privacy_table),
         switches=SwitchBoard(switches_table, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels),
@@ -161,6 +177,8 @@ def build_file_storage(
         # Unreadable: refuse to start, as for the switches: a server's restrictions must never silently lapse.
         community=CommunityBook(FileRecords(data_dir / COMMUNITY_FILE, on_damaged="refuse", writer=small)),
         usage=FileUsageLog(data_dir / USAGE_FILE, writer=small),
+        ledger=FileLedger(data_dir / LEDGER_FOLDER, durable=durable),
+        upkeep=FileUpkeep(data_dir / UPKEEP_FILE, memories.user_ids, writer=small),
     )
 
 
@@ -194,6 +212,9 @@ def build_postgres_storage(
         model_traits=PostgresRecords(database, "model-traits"),
         community=CommunityBook(PostgresRecords(database, "community")),
         usage=PostgresUsageLog(database),
+        ledger=PostgresLedger(database),
+        upkeep=PostgresUpkeep(database),
+        forgotten=PostgresForgotten(database),
         database=database,
     )
 

@@ -17,10 +17,10 @@ Two guarantees live here because the storage is where they are checked atomicall
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
 from bot.memory.errors import ClaimLost, Stale
@@ -167,6 +167,12 @@ class TurnQueue(Protocol):
         """Delete every pending or parked turn of the user, whoever holds it, from the disk itself."""
         ...
 
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Delete the pending and parked turns of these Discord messages (every text of an edited one) and the
+        bot's replies to them, whoever holds them, from the disk itself; returns the turn ids dropped, by user. A
+        claim on one of them is void: the save that would settle it raises `ClaimLost`."""
+        ...
+
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         """The user's turns still waiting (not parked), oldest first, in any process."""
         ...
@@ -179,6 +185,84 @@ class TurnQueue(Protocol):
     async def compact(self) -> bool: ...
 
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """Whose memory one Discord message taught, where, and when it was learned (no text)."""
+
+    user_id: int
+    place: str
+    learned_at: datetime
+    cited: bool  # a fact names it as a source (or may: set before the save, corrected after it)
+
+
+LEDGER_RECENT = timedelta(hours=24)  # how long an entry is kept after its message was learned, cited or not
+
+
+class MessageLedger(Protocol):
+    """Which user each learned Discord message belongs to, so a delete that names only the message and its channel
+    finds the memory it taught, in any process. Ids, places and times only. An entry is written before the
+    extraction that learns the message is saved, and kept while a fact cites the message or for `LEDGER_RECENT`
+    after it was learned (what it put in a summary can still be undone then), whichever is longer; forgetting the
+    user deletes theirs, and a deleted message's entry goes once its memory is cleaned."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def note(self, user_id: int, place: str, message_ids: Sequence[str], at: datetime) -> None:
+        """These messages of the user are about to be learned in `place`: entries marked cited until `cite` says
+        otherwise (a crash before then keeps an entry too long, never too short)."""
+        ...
+
+    async def cite(self, user_id: int, *, cited: Collection[str], uncited: Collection[str]) -> None:
+        """After a change of the user's memory: `cited` are sources of its facts now, `uncited` no longer are."""
+        ...
+
+    async def lookup(self, message_ids: Collection[str]) -> dict[str, LedgerEntry]: ...
+
+    async def drop(self, message_ids: Collection[str]) -> None:
+        """Forget the entries of these (deleted) messages."""
+        ...
+
+    async def prune(self, now: datetime) -> int:
+        """Delete uncited entries older than `LEDGER_RECENT`; returns how many."""
+        ...
+
+    async def forget_user(self, user_id: int) -> None: ...
+
+
+class UpkeepSchedule(Protocol):
+    """When each user's memory next holds something the bot must remove on its own (earlier summary values past
+    their day), so the daily sweep visits those users only. A time per user, no text; none for most users."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def plan(self, user_id: int, due: datetime | None) -> None:
+        """Visit the user at `due` (None: nothing to do)."""
+        ...
+
+    async def due(self, now: datetime) -> list[int]:
+        """The users due by `now`."""
+        ...
+
+    async def forget_user(self, user_id: int) -> None: ...
+
+
+class ForgottenUsers(Protocol):
+    """The ids of users who made the bot forget everything (or whom retention deleted), with the day: what
+    `import-files` must never bring back into this database. Ids only."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def record(self, user_id: int) -> None: ...
+
+    async def among(self, user_ids: Collection[int]) -> set[int]: ...
 
 
 class ReplyStore(Protocol):
@@ -263,18 +347,23 @@ def section_refs_ok(refs: Iterable[str], known: frozenset[str]) -> tuple[str, ..
 
 
 __all__ = [
+    "LEDGER_RECENT",
     "REPLIES_KEPT",
     "ActivityStore",
     "Claim",
     "ClaimLost",
     "Failures",
+    "ForgottenUsers",
     "Generations",
+    "LedgerEntry",
     "MemoryDocuments",
+    "MessageLedger",
     "Part",
     "PendingTurn",
     "ReplyRecord",
     "ReplyStore",
     "Stale",
     "TurnQueue",
+    "UpkeepSchedule",
     "UserPart",
 ]

@@ -9,17 +9,15 @@
 - `{"op": "failed", "user": "...", "turnIds": [...], "permanent": bool}`: one extraction of these turns failed;
 - `{"op": "parked", "user": "...", "turnIds": [...], "at": "..."}`: these turns failed too often and are no longer
   tried; their text is kept for `PARKED_RETENTION` (for an operator to look at), then dropped.
-A turn is identified by (user, turn id), so a "done" of one user never clears another user's turn. Turns need an
-id to be marked done; one without an id stays pending until its user's next purge.
+A turn is identified by (user, turn id), so a "done" of one user never clears another user's turn.
 
-The journal holds users' raw words, so it keeps them no longer than it must: a purge rewrites the file at once
-without the user's turns (atomically), and turns marked done are dropped by a compaction at most
-`DONE_COMPACTION_DELAY` seconds later. Failure counts live in the file, so a batch that can never succeed is
-parked after a bounded number of attempts across restarts instead of being replayed at every start forever.
+The journal holds users' raw words, so it keeps them no longer than it must: a purge, a forget or a deleted
+message rewrites the file at once (atomically) without those turns, and turns marked done are dropped by a
+compaction at most `DONE_COMPACTION_DELAY` seconds later. Failure counts live in the file, so a batch that can
+never succeed is parked after a bounded number of attempts across restarts, not replayed at every start forever.
 
 At start the journal is replayed: turns neither done, purged nor parked go back into the debouncer. The memory file
-records the ids of turns already applied, in the same atomic write as the facts they produced, so a crash between
-saving memory and writing "done" cannot apply a turn twice.
+records the ids of turns applied, in the write of the facts they produced: a crash before "done" applies none twice.
 A crash mid-append leaves at most a torn last line, and a failed write at most a torn line of a record that was
 never acknowledged: replay keeps unreadable lines aside (`pending.jsonl.corrupt-<time>`, dropped after
 `PARKED_RETENTION` or when their user forgets) with a warning, and an append never glues a new record onto a torn
@@ -34,18 +32,20 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
+from bot.memory.sources import message_of
 from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.torn import drop_old_copies, purge_user_from_copies
 from bot.memory.storage.interfaces import Claim, Failures, Generations, PendingTurn, Stale
 from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
 from bot.storage.quarantine import copies_of, copy_aside
+from bot.storage.soon import Soon
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,6 @@ class Journal:
         self._durable = durable
         self._fsync = fsync
         self._compact_after = compact_after
-        self._done_delay = done_compaction_delay
         self._lock = asyncio.Lock()
         self._waiting: list[tuple[list[dict[str, Any]], asyncio.Future[None]]] = []
         self._live: dict[_LiveKey, PendingTurn] = {}
@@ -96,8 +95,7 @@ class Journal:
         self._anonymous = itertools.count()
         self._tail_clean = False  # known to end with a newline (or be empty/missing)?
         self._in_file: set[int] = set()  # users whose turns the file may hold (since the last rewrite)
-        self._compaction: asyncio.TimerHandle | None = None
-        self._compacting: asyncio.Task[None] | None = None
+        self._compaction = Soon(self._compaction_due, done_compaction_delay, name="journal-compaction")
 
     @property
     def pending(self) -> int:
@@ -336,32 +334,15 @@ class Journal:
 
     def _schedule_compaction(self) -> None:
         """Compact within `DONE_COMPACTION_DELAY` seconds: applied turns must not linger on disk."""
-        if self._compaction is not None or self._compacting is not None:
-            return
-        loop = asyncio.get_running_loop()
-        self._compaction = loop.call_later(self._done_delay, self._start_compaction)
+        self._compaction.ask()
 
-    def _start_compaction(self) -> None:
-        self._compaction = None
-        task = asyncio.get_running_loop().create_task(self._scheduled_compaction(), name="journal-compaction")
-        self._compacting = task
-
-    async def _scheduled_compaction(self) -> None:
-        try:
-            if self._dead or self._parked:
-                await self.compact()
-        finally:
-            self._compacting = None
-        if self._dead:  # turns were done meanwhile
-            self._schedule_compaction()
+    async def _compaction_due(self) -> None:
+        if self._dead or self._parked:
+            await self.compact()
 
     async def close(self) -> None:
         """Finish housekeeping: drop what is done now rather than at the next start."""
-        if self._compaction is not None:
-            self._compaction.cancel()
-            self._compaction = None
-        if self._compacting is not None:
-            await asyncio.wait({self._compacting})
+        await self._compaction.close()
         if self._dead:
             await self.compact()
 
@@ -439,9 +420,30 @@ class Journal:
                     self._drop(live_key)
                     dropped.append(live_key[1])
                     self._dead += 1
-            if dropped and not await self._rewrite_logged():
-                record = {"op": "done", "user": str(user_id), "turnIds": dropped}
-                await asyncio.to_thread(self._append_sync, self._encode(record))
-                self._lines += 1
+            await self._persist_drop({user_id: dropped} if dropped else {})
             await asyncio.to_thread(purge_user_from_copies, self.path, user_id)
         return kept, len(dropped)
+
+    async def _persist_drop(self, dropped: dict[int, list[str]]) -> None:
+        """The file loses the dropped turns now (a rewrite); should that fail, "done" records stand for them."""
+        if dropped and not await self._rewrite_logged():
+            records = [{"op": "done", "user": str(user), "turnIds": ids} for user, ids in dropped.items()]
+            await asyncio.to_thread(self._append_sync, b"".join(self._encode(record) for record in records))
+            self._lines += len(records)
+
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Drop the turns of these messages (every text of an edited one), and the bot's replies to them, pending
+        or parked, from the file itself (see `_persist_drop`); returns the turn ids dropped, by user."""
+        wanted = set(message_ids)
+        async with self._lock:
+            dropped: dict[int, list[str]] = {}
+            for live_key in [*self._live, *self._parked]:
+                item = self._live.get(live_key) or self._parked[live_key].item
+                if message_of(live_key[1]) in wanted or item.turn.reply_to in wanted:
+                    self._drop(live_key)
+                    self._dead += 1
+                    dropped.setdefault(live_key[0], []).append(live_key[1])
+            await self._persist_drop(dropped)
+            for user in dropped:
+                await asyncio.to_thread(purge_user_from_copies, self.path, user)
+        return dropped

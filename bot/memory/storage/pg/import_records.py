@@ -1,6 +1,7 @@
 """The small records of a data folder, for `import-files`: privacy records, reply records, activity days, the
-servers' memory switches and their community settings (persona, model, allowed roles). Today's token counts are not
-carried over: they are a day's budget, and start afresh.
+servers' memory switches and their community settings (persona, model, allowed roles), and the message ledger (whose
+memory each learned Discord message taught). Today's token counts are not carried over: they are a day's budget,
+and start afresh.
 
 Each file is read the way the bot reads it (its own loader, on a copy in a temporary folder where loading could
 keep a damaged file aside or sweep temp files), so the import never changes the folder. Rows are inserted only
@@ -29,6 +30,7 @@ import asyncpg
 
 from bot.memory.storage.bundle import COMMUNITY_FILE, PRIVACY_FILE, SWITCHES_FILE, build_file_storage
 from bot.memory.storage.files.activity import ACTIVITY_FILE
+from bot.memory.storage.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
 from bot.memory.storage.files.replies import REPLIES_FILE, record_from_json
 from bot.memory.storage.interfaces import REPLIES_KEPT
@@ -195,6 +197,39 @@ async def count_activity(conn: asyncpg.Connection, rows: list[tuple[Any, ...]]) 
     )
 
 
+def read_ledger(folder: Path) -> Records:
+    """The message ledger's entries (ids, places, times), read by the bot's own loader on a copy."""
+    source = folder / LEDGER_FOLDER
+    if not source.is_dir():
+        return Records()
+    with tempfile.TemporaryDirectory(prefix="memory-bot-import-") as scratch:
+        copy = Path(scratch) / LEDGER_FOLDER
+        shutil.copytree(source, copy)
+        ledger = FileLedger(copy, durable=False)
+        asyncio.run(ledger.open())
+        entries = asyncio.run(ledger.lookup(list(ledger.messages())))
+    rows = [(int(m), e.user_id, e.place, e.learned_at, e.cited) for m, e in sorted(entries.items())]
+    return Records([row for row in rows if row[0] < 2**63 and row[1] < 2**63])
+
+
+async def insert_ledger(conn: asyncpg.Connection, rows: list[tuple[Any, ...]]) -> int:
+    found = await conn.fetch(
+        "INSERT INTO message_ledger (message_id, user_id, place, learned_at, cited)"
+        " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::boolean[])"
+        " ON CONFLICT (message_id) DO NOTHING RETURNING 1",
+        *[list(column) for column in zip(*rows, strict=True)],
+    )
+    return len(found)
+
+
+async def count_ledger(conn: asyncpg.Connection, rows: list[tuple[Any, ...]]) -> int:
+    return int(
+        await conn.fetchval(
+            "SELECT count(*) FROM message_ledger WHERE message_id = ANY($1::bigint[])", [row[0] for row in rows]
+        )
+    )
+
+
 Insert = Callable[[asyncpg.Connection, list[tuple[Any, ...]]], Any]
 
 
@@ -204,19 +239,31 @@ class RecordKind:
     read: Callable[[Path], Records]
     insert: Insert
     count: Insert
+    user_of: Callable[[tuple[Any, ...]], int | None]  # whose record a row is (None: nobody's)
 
 
 def _table(kind: str) -> tuple[Insert, Insert]:
     return functools.partial(insert_table, kind=kind), functools.partial(count_table, kind=kind)
 
 
+def _nobody(_row: tuple[Any, ...]) -> None:
+    return None
+
+
+def _first_user(row: tuple[Any, ...]) -> int | None:
+    value = row[0]
+    return int(value) if isinstance(value, int) or (isinstance(value, str) and value.isdigit()) else None
+
+
 def record_kinds() -> list[RecordKind]:
     return [
-        RecordKind("privacy records", lambda folder: read_table(folder, "privacy"), *_table("privacy")),
-        RecordKind("reply records", read_replies, insert_replies, count_replies),
-        RecordKind("activity days", read_activity, insert_activity, count_activity),
-        RecordKind("memory switches", lambda folder: read_table(folder, "switches"), *_table("switches")),
-        RecordKind("community settings", lambda folder: read_table(folder, "community"), *_table("community")),
+        RecordKind("privacy records", lambda folder: read_table(folder, "privacy"), *_table("privacy"), _first_user),
+        RecordKind("reply records", read_replies, insert_replies, count_replies, _first_user),
+        RecordKind("activity days", read_activity, insert_activity, count_activity, _first_user),
+        RecordKind("memory switches", lambda folder: read_table(folder, "switches"), *_table("switches"), _nobody),
+        RecordKind("community settings", lambda folder: read_table(folder, "community"), *_table("community"),
+                   _nobody),
+        RecordKind("message ledger entries", read_ledger, insert_ledger, count_ledger, lambda row: int(row[1])),
     ]
 
 

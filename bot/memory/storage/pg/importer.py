@@ -15,6 +15,15 @@ switches and community settings in `import_records`.
   them over at once; their failure counts come along, so a batch that kept failing is not retried forever.
 - Bot processes must be stopped: with one connected, the import refuses to run, because a user's `/memory forget`
   in the database would otherwise be undone by the files' older copy.
+- A database bots have used is refused too, unless told `--force`: "used" means a bot has started on it (its
+  storage records that in the database, `bot_use`; `migrate` and `import-files` do not count; a database from an
+  earlier version counts as used when it holds a forget or a pause, which only bots write). What users changed or
+  deleted there since could otherwise come back from the files.
+- Never, even with `--force`, is anything of a user who was forgotten in the database (`forgotten_users`: they
+  made the bot forget everything, or retention deleted them) brought back: their memory, pending turns and
+  records are left out, and counted.
+- Each imported memory is due for upkeep at once (its summaries' earlier values are checked at the first daily
+  sweep), and the data folder's message ledger comes along, so deletes on Discord keep finding what they taught.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.interfaces import PendingTurn
 from bot.memory.storage.pg.import_records import RecordKind, insert_and_count, record_kinds
+from bot.memory.storage.pg.upkeep import bot_use, forgotten_among
 from bot.storage.atomic import json_bytes
 from bot.storage.errors import InvalidUserId, StorageUnavailable
 from bot.storage.ids import user_key
@@ -86,6 +96,8 @@ class ImportReport:
     records: dict[str, Tally] = field(default_factory=dict)  # privacy records, reply records, ... (see import_records)
     unreadable_files: int = 0
     parked_turns: int = 0  # parked in the journal (failed too often): not imported
+    forgotten: set[int] = field(default_factory=set)  # users forgotten in the database: left out
+    forced: bool = False  # imported over a database bots have used
     problems: list[str] = field(default_factory=list)  # what could not be carried over and must be looked at
     notes: list[str] = field(default_factory=list)  # what was not carried over, harmlessly
 
@@ -287,7 +299,9 @@ def check_data_folder(folder: Path) -> None:
         raise ImportRefused(f"{folder} holds no memory/ folder and no {JOURNAL_NAME}: is it the bot's DATA_DIR?")
 
 
-async def import_files(database: Database, folder: Path, *, progress: Progress = lambda _: None) -> ImportReport:
+async def import_files(
+    database: Database, folder: Path, *, force: bool = False, progress: Progress = lambda _: None
+) -> ImportReport:
     """Import the data folder into the (migrated) database; see the module docstring. Raises `ImportRefused`
     when it cannot start and `StorageUnavailable` when the database fails part-way (run it again to resume)."""
     check_data_folder(folder)
@@ -297,7 +311,14 @@ async def import_files(database: Database, folder: Path, *, progress: Progress =
             f"{bots} bot connection(s) are using this database: stop every bot process before importing "
             "(an import while they run could bring back memory a user has since forgotten)"
         )
-    report = ImportReport()
+    used = await bot_use(database)
+    if used is not None and not force:
+        raise ImportRefused(
+            f"bots have used this database (first on {used[0]:%Y-%m-%d}, last on {used[1]:%Y-%m-%d}): the files "
+            "could bring back what users changed or deleted since; to import anyway, run it again with --force "
+            "(users forgotten there are never brought back)"
+        )
+    report = ImportReport(forced=used is not None)
     await _import_memories(database, folder / "memory", report, progress)
     await _import_turns(database, folder / JOURNAL_NAME, report, progress)
     for kind in record_kinds():
@@ -305,8 +326,27 @@ async def import_files(database: Database, folder: Path, *, progress: Progress =
     return report
 
 
+async def _not_forgotten(database: Database, report: ImportReport, users: Sequence[int]) -> set[int]:
+    """The users of `users` who were forgotten in the database (noted in the report): to be left out."""
+    valid = [user for user in users if _valid_user(user)]
+    gone = await forgotten_among(database, valid) if valid else set()
+    report.forgotten |= gone
+    return gone
+
+
+def _valid_user(user_id: int) -> bool:
+    try:
+        user_key(user_id)
+    except InvalidUserId:
+        return False
+    return True
+
+
 async def _import_records(database: Database, folder: Path, kind: RecordKind, report: ImportReport) -> None:
     records = await asyncio.to_thread(kind.read, folder)
+    owners = [kind.user_of(row) for row in records.rows]
+    gone = await _not_forgotten(database, report, [user for user in owners if user is not None])
+    records.rows = [row for row, user in zip(records.rows, owners, strict=True) if user not in gone]
     tally = report.records[kind.name] = Tally(read=len(records.rows))
     added, tally.in_database = await insert_and_count(database, kind, records.rows)
     tally.added, tally.already = added, tally.read - added
@@ -326,10 +366,17 @@ async def _import_memories(database: Database, folder: Path, report: ImportRepor
         documents = await asyncio.to_thread(_read_documents, batch)
         good = [document for document in documents if document is not None]
         report.unreadable_files += len(documents) - len(good)
+        gone = await _not_forgotten(database, report, [document.user_id for document in good])
+        good = [document for document in good if document.user_id not in gone]
         report.users.read += len(good)
         readable += [document.user_id for document in good]
         if good:
             await _insert_memories(database, good, report.users)
+            await database.execute(  # earlier summary values in the files: checked at the first daily sweep
+                "INSERT INTO memory_upkeep (user_id, due_at) SELECT u, '1970-01-01T00:00:00Z'"
+                " FROM unnest($1::bigint[]) AS u ON CONFLICT (user_id) DO NOTHING",
+                [document.user_id for document in good],
+            )
         before, done = done, done + len(batch)
         if done // PROGRESS_EVERY > before // PROGRESS_EVERY:
             progress(f"memory: {done:,} of {len(files):,} files done")
@@ -340,6 +387,8 @@ async def _import_memories(database: Database, folder: Path, report: ImportRepor
 
 async def _import_turns(database: Database, path: Path, report: ImportReport, progress: Progress) -> None:
     pending, journal = await asyncio.to_thread(read_journal, path)
+    gone = await _not_forgotten(database, report, sorted({item.key.user_id for item in pending}))
+    pending = [item for item in pending if item.key.user_id not in gone]
     turns = [item for item in with_ids(pending) if _storable_user(item.key.user_id)]
     report.parked_turns = journal.parked
     report.turns.read = len(pending)

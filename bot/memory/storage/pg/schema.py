@@ -14,6 +14,11 @@ generation is a row of `user_generations`, and every pending turn carries the ge
 (migration 3 replaced the separate pause, mode, switch and wipe tables with these). Tokens spent for budgets are
 counters per user or server and day (`token_usage`), added to by every process. Each running process keeps a row in
 `processes` (`bot.storage.pg.processes`): the turns of a process whose row went stale are free for the others.
+
+Migration 6 keeps ids and times only: which user each learned Discord message belongs to (`message_ledger`, so a
+delete that names only a message finds the memory it taught), when each memory next needs upkeep
+(`memory_upkeep`), who was forgotten (`forgotten_users`) and whether a bot has used the database (`bot_use`), the
+last two for `import-files`. A database that already held forgets or pauses (only bots write those) is marked used.
 """
 
 from __future__ import annotations
@@ -133,6 +138,40 @@ MIGRATIONS: tuple[Migration, ...] = (
         5,
         "process liveness and named locks",
         PROCESSES_TABLE_SQL,
+    ),
+    Migration(
+        6,
+        "message ledger, memory upkeep, forgotten users, bot use",
+        """
+        CREATE TABLE message_ledger (
+            message_id  bigint PRIMARY KEY,
+            user_id     bigint NOT NULL,
+            place       text NOT NULL,
+            learned_at  timestamptz NOT NULL,
+            cited       boolean NOT NULL
+        );
+        CREATE INDEX message_ledger_user ON message_ledger (user_id);
+        CREATE INDEX message_ledger_uncited ON message_ledger (learned_at) WHERE NOT cited;
+        CREATE INDEX pending_turns_message ON pending_turns (split_part(turn_id, '.', 1));
+        CREATE TABLE memory_upkeep (
+            user_id     bigint PRIMARY KEY,
+            due_at      timestamptz NOT NULL
+        );
+        CREATE INDEX memory_upkeep_due ON memory_upkeep (due_at);
+        INSERT INTO memory_upkeep (user_id, due_at) SELECT user_id, '1970-01-01T00:00:00Z' FROM memories;
+        CREATE TABLE forgotten_users (
+            user_id       bigint PRIMARY KEY,
+            forgotten_at  timestamptz NOT NULL
+        );
+        CREATE TABLE bot_use (
+            only_row     boolean PRIMARY KEY CHECK (only_row),
+            first_start  timestamptz NOT NULL,
+            last_start   timestamptz NOT NULL
+        );
+        INSERT INTO bot_use (only_row, first_start, last_start)
+            SELECT true, now(), now()
+            WHERE EXISTS (SELECT 1 FROM user_generations);
+        """,
     ),
 )
 

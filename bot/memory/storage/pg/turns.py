@@ -28,7 +28,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -329,6 +329,40 @@ class PostgresTurnQueue:
 
         dropped = await self.database.run(work)
         return kept, dropped
+
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Delete the rows of these messages (every text of an edited one) and of the bot's replies to them,
+        pending or parked, whoever holds them: a process extracting one finds its claim gone at save time."""
+        wanted = sorted(set(message_ids))
+
+        async def work(conn: asyncpg.Connection) -> dict[int, list[str]]:
+            rows = await conn.fetch(
+                "DELETE FROM pending_turns WHERE split_part(turn_id, '.', 1) = ANY($1::text[])"
+                " RETURNING user_id, turn_id",
+                wanted,
+            )
+            dropped: dict[int, list[str]] = {}
+            for row in rows:
+                dropped.setdefault(int(row["user_id"]), []).append(str(row["turn_id"]))
+            if dropped:  # the bot's replies to them (the link is inside the turn)
+                others = await conn.fetch(
+                    "SELECT user_id, conversation_id, place::text, turn::text, seq, generation, turn_id"
+                    " FROM pending_turns WHERE user_id = ANY($1::bigint[]) FOR UPDATE",
+                    list(dropped),
+                )
+                replies = [row for row in others if _pending_turn(row).turn.reply_to in set(wanted)]
+                if replies:
+                    await conn.execute(
+                        "DELETE FROM pending_turns AS p USING unnest($1::bigint[], $2::text[]) AS t(user_id, turn_id)"
+                        " WHERE p.user_id = t.user_id AND p.turn_id = t.turn_id",
+                        [row["user_id"] for row in replies],
+                        [row["turn_id"] for row in replies],
+                    )
+                for row in replies:
+                    dropped.setdefault(int(row["user_id"]), []).append(str(row["turn_id"]))
+            return dropped
+
+        return await self.database.run(work)
 
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         rows = await self.database.fetch(
