@@ -6,6 +6,11 @@ processes) are the only places the parts are assembled. Each returns a `StorageB
 memory documents, the queue of pending turns, the privacy records, the memory switches, the reply records and the
 activity days. Every part can forget one user, so forgetting everything and retention loop over the bundle
 (`forget_user`) instead of naming parts: a part added here is forgotten with the rest.
+
+Given a master key (MEMORY_ENCRYPTION_KEY), each builder makes the codec that seals memory and pending turns with
+a key per user (`bot.storage.file_codec`, `bot.storage.pg.codec`) and hands it to the memory store and the queue:
+the codec opens first (it refuses a wrong or missing key before anything is read), and a forget destroys the
+user's key first, so whatever a later step could not delete is already unreadable, backups included.
 """
 
 from __future__ import annotations
@@ -34,16 +39,19 @@ from bot.memory.storage.interfaces import (
     UserPart,
 )
 from bot.memory.storage.pg.activity import PostgresActivityLog
-from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.memory.storage.pg.generations import PostgresGenerations, lock_user
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.replies import PostgresReplyLog
 from bot.memory.storage.pg.schema import migrate
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
+from bot.storage.file_codec import FileCodec
+from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords, OnDamaged, RecordTable
+from bot.storage.sealing import MasterKey
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +75,15 @@ class StorageBundle:
     replies: ReplyStore
     activity: ActivityStore
     model_traits: RecordTable  # what each chat model does with its reasoning (no user's data)
+    codec: FileCodec | PostgresCodec  # seals memory and pending turns with a key per user (or nothing)
     database: Database | None = None
     _opened: list[Part] = field(default_factory=list)
 
     @property
     def learned(self) -> list[UserPart]:
         """The parts that hold what was learned from or said by a user, in the order a forget clears them: the
-        queue first (nothing pending can be learned after the memory is gone), then memory, then the records."""
+        queue first (nothing pending can be learned after the memory is gone), then memory, then the records. The
+        user's data key goes before all of them (`forget_user`)."""
         return [self.turns, self.memories, self.replies, self.activity]
 
     @property
@@ -82,7 +92,7 @@ class StorageBundle:
 
     def _all(self) -> list[Part]:
         return [
-            self.generations, self.privacy, self.switches, self.model_traits, self.memories, self.replies,
+            self.codec, self.generations, self.privacy, self.switches, self.model_traits, self.memories, self.replies,
             self.activity, self.turns,
         ]
 
@@ -107,8 +117,9 @@ class StorageBundle:
             await self.database.close()
 
     async def forget_user(self, user_id: int, *, settings: bool = False) -> None:
-        """Delete what every part holds of the user (and their privacy choices too with `settings`)."""
-        for part in self.learned + (self.settings if settings else []):
+        """Destroy the user's data key, then delete what every part holds of the user (and their privacy choices
+        too with `settings`)."""
+        for part in [self.codec, *self.learned, *(self.settings if settings else [])]:
             await part.forget_user(user_id)
 
 
@@ -121,12 +132,17 @@ def build_file_storage(
     journal_options: Mapping[str, Any] | None = None,
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
+    encryption_key: MasterKey | None = None,
 ) -> StorageBundle:
     """Files under `data_dir` (one process). Nothing is read or written until `open`. `durable=False` skips the
     fsyncs (tests and benchmarks); `writer` (the memory files' writer) and `journal_options` (the journal's own
     keywords) are seams for tests that inject disk faults."""
     small = AtomicWriter(durable=durable)
     generations = FileGenerations()
+    codec = FileCodec(
+        data_dir, encryption_key, durable=durable, cache_size=cache_size,
+        data=(data_dir / "memory", data_dir / JOURNAL_NAME),
+    )
     privacy_table = _ConvertingRecords(
         data_dir / PRIVACY_FILE, lambda: convert_privacy(data_dir, data_dir / PRIVACY_FILE), on_damaged="aside",
         writer=small,
@@ -139,14 +155,19 @@ def build_file_storage(
         kind="files",
         where=f"files in {data_dir}",
         generations=generations,
-        memories=MemoryStore(data_dir / "memory", generations, writer=writer or small, cache_size=cache_size),
-        turns=Journal(data_dir / JOURNAL_NAME, generations, **{"durable": durable, **(journal_options or {})}),
+        memories=MemoryStore(
+            data_dir / "memory", generations, writer=writer or small, cache_size=cache_size, codec=codec
+        ),
+        turns=Journal(
+            data_dir / JOURNAL_NAME, generations, **{"durable": durable, "codec": codec, **(journal_options or {})}
+        ),
         privacy=PrivacyBook(privacy_table),
         switches=SwitchBoard(switches_table, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels),
         replies=ReplyLog(data_dir / REPLIES_FILE, generations, writer=small),
         activity=ActivityLog(data_dir / ACTIVITY_FILE, writer=small),
         # Unreadable: kept aside and started empty, the safe reading (every model's next reply is held whole).
         model_traits=FileRecords(data_dir / MODEL_TRAITS_FILE, on_damaged="aside", writer=small),
+        codec=codec,
     )
 
 
@@ -158,14 +179,18 @@ def build_postgres_storage(
     cache_size: int = 1024,
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
+    encryption_key: MasterKey | None = None,
 ) -> StorageBundle:
     """PostgreSQL (any number of processes). Nothing connects until `open`."""
+    codec = PostgresCodec(
+        database, encryption_key, lock_user=lock_user, data_tables=("memories", "pending_turns"), cache_size=cache_size
+    )
     return StorageBundle(
         kind="postgres",
         where=f"PostgreSQL at {database.where}",
         generations=PostgresGenerations(database),
-        memories=PostgresMemoryStore(database, cache_size=cache_size),
-        turns=PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds),
+        memories=PostgresMemoryStore(database, cache_size=cache_size, codec=codec),
+        turns=PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, codec=codec),
         privacy=PrivacyBook(PostgresRecords(database, "privacy")),
         switches=SwitchBoard(
             PostgresRecords(database, "switches"), disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
@@ -173,6 +198,7 @@ def build_postgres_storage(
         replies=PostgresReplyLog(database),
         activity=PostgresActivityLog(database),
         model_traits=PostgresRecords(database, "model-traits"),
+        codec=codec,
         database=database,
     )
 

@@ -2,8 +2,8 @@
 
 `DATA_DIR/pending.jsonl`, one JSON record per line, each appended and fsynced before the turn counts as taken:
 - `{"op": "turn", "conv": "...", "user": "...", "place": "...", "turn": {...}}`: a turn entered the debouncer
-  (`place` is `dm`, `guild:<id>` or `channel:<id>` with the channel's server in `"guild"`; a record written before
-  places has none and replays as a DM turn, the reading that can never put it in front of a public channel);
+  (`place` is `dm`, `guild:<id>` or `channel:<id>` with its server in `"guild"`, a DM turn when missing, the reading
+  that can never reach a public channel; `"turn"` is `{"sealed": ...}` with MEMORY_ENCRYPTION_KEY);
 - `{"op": "done", "user": "...", "turnIds": [...]}`: its extraction was saved (or it was deliberately skipped);
 - `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back;
 - `{"op": "failed", "user": "...", "turnIds": [...], "permanent": bool}`: one extraction of these turns failed;
@@ -45,6 +45,7 @@ from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.torn import drop_old_copies, purge_user_from_copies
 from bot.memory.storage.interfaces import Claim, Failures, Generations, PendingTurn, Stale
 from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
+from bot.storage.file_codec import FileCodec
 from bot.storage.quarantine import copies_of, copy_aside
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,10 @@ class Journal:
         compact_after: int = 2000,
         fsync: Fsync = os.fsync,
         done_compaction_delay: float = DONE_COMPACTION_DELAY,
+        codec: FileCodec | None = None,
     ) -> None:
         self.path = path
+        self._codec = codec or FileCodec(path.parent, None)  # seals each turn with MEMORY_ENCRYPTION_KEY
         self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._durable = durable
         self._fsync = fsync
@@ -174,7 +177,7 @@ class Journal:
         op = record["op"]
         if op == "turn":
             key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
-            turn = Turn.from_json(record["turn"])
+            turn = Turn.from_json(self._codec.open_json(key.user_id, "turn", record["turn"]))
             # The generation is not written: a replayed turn continues under its user's current one (see
             # `FileGenerations`), a turn appended now already carries it.
             turn = dataclasses.replace(turn, generation=self.generations.current(key.user_id))
@@ -253,14 +256,13 @@ class Journal:
     def _encode(record: dict[str, Any]) -> bytes:
         return json_bytes(record, compact=True) + b"\n"
 
-    @staticmethod
-    def _turn_record(item: PendingTurn) -> dict[str, Any]:
+    def _turn_record(self, item: PendingTurn) -> dict[str, Any]:
         return {
             "op": "turn",
             "conv": str(item.key.conversation_id),
             "user": str(item.key.user_id),
             **item.key.place.to_json(),
-            "turn": item.turn.to_json(),
+            "turn": self._codec.seal_json(item.key.user_id, "turn", item.turn.to_json()),
         }
 
     def _append_sync(self, data: bytes) -> None:
@@ -374,6 +376,7 @@ class Journal:
         current = self.generations.current(key.user_id)
         if any(turn.generation != current for turn in turns):
             raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+        await self._codec.ready(key.user_id)
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 
     def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:

@@ -12,12 +12,17 @@ user's privacy record, the admins' memory switches, ...) are rows of one `record
 (`bot.storage.pg.records`); only what is on has a row. Each user's forget generation is a row of
 `user_generations`, and every pending turn carries the generation it arrived under (migration 3 replaced the
 separate pause, mode, switch and wipe tables with these).
+
+With MEMORY_ENCRYPTION_KEY, a memory or a pending turn is a sealed `bytea` next to its JSONB column, which is then
+NULL (exactly one of the two holds the value); the wrapped data keys are in tables of their own
+(`bot.storage.pg.codec`), so backups can keep them apart from the data.
 """
 
 from __future__ import annotations
 
 import asyncpg
 
+from bot.storage.pg.codec import KEY_TABLES_SQL
 from bot.storage.pg.migrations import Migration, apply_migrations
 from bot.storage.pg.records import RECORDS_TABLE_SQL
 
@@ -122,6 +127,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             SELECT 'switches', 'channel:' || channel_id, jsonb_build_object('learning', learning)
             FROM channel_switches;
         DROP TABLE paused_users, user_modes, guild_switches, channel_switches, user_wipes;
+        """,
+    ),
+    Migration(
+        4,
+        "encryption at rest: sealed memory and pending turns, the key store and its mark",
+        KEY_TABLES_SQL
+        + """
+        ALTER TABLE memories ALTER COLUMN doc DROP NOT NULL, ADD COLUMN sealed bytea,
+            ADD CONSTRAINT memories_one_form CHECK ((doc IS NULL) <> (sealed IS NULL));
+        ALTER TABLE pending_turns ALTER COLUMN turn DROP NOT NULL, ADD COLUMN sealed bytea,
+            ADD CONSTRAINT pending_turns_one_form CHECK ((turn IS NULL) <> (sealed IS NULL));
         """,
     ),
 )
