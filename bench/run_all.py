@@ -33,6 +33,7 @@ BENCHMARKS = (
     "extraction_cost",
     "store_throughput",
     "storage_backends",
+    "encryption_cost",
     "retention_sweep",
     "load_lag",
     "apply_at_cap",

@@ -10,7 +10,7 @@ activity days. Every part can forget one user, so forgetting everything and rete
 Given a master key (MEMORY_ENCRYPTION_KEY), each builder makes the codec that seals memory and pending turns with
 a key per user (`bot.storage.file_codec`, `bot.storage.pg.codec`) and hands it to the memory store and the queue:
 the codec opens first (it refuses a wrong or missing key before anything is read), and a forget destroys the
-user's key first, so whatever a later step could not delete is already unreadable, backups included.
+user's key right after their pending turns, so their memory is unreadable, backups included, before it is deleted.
 """
 
 from __future__ import annotations
@@ -82,9 +82,9 @@ class StorageBundle:
     @property
     def learned(self) -> list[UserPart]:
         """The parts that hold what was learned from or said by a user, in the order a forget clears them: the
-        queue first (nothing pending can be learned after the memory is gone), then memory, then the records. The
-        user's data key goes before all of them (`forget_user`)."""
-        return [self.turns, self.memories, self.replies, self.activity]
+        queue first (nothing pending can be learned after the memory is gone), then the user's data key (whatever
+        a later step could not delete is unreadable already), then memory, then the records."""
+        return [self.turns, self.codec, self.memories, self.replies, self.activity]
 
     @property
     def settings(self) -> list[UserPart]:
@@ -117,9 +117,8 @@ class StorageBundle:
             await self.database.close()
 
     async def forget_user(self, user_id: int, *, settings: bool = False) -> None:
-        """Destroy the user's data key, then delete what every part holds of the user (and their privacy choices
-        too with `settings`)."""
-        for part in [self.codec, *self.learned, *(self.settings if settings else [])]:
+        """Delete what every part holds of the user (and their privacy choices too with `settings`)."""
+        for part in self.learned + (self.settings if settings else []):
             await part.forget_user(user_id)
 
 
