@@ -185,12 +185,12 @@ async def measure(store: Store, users: Sequence[int], reps: int) -> dict[str, li
         return lambda: store.uncached[mode].load_with_revision(next(who))
 
     modes = ("plain", "sealed")
-    prompts, _ = await time_async_interleaved({f"prompt {m}": prompt(m) for m in modes}, reps=reps)
+    prompts, prompt_cpu = await time_async_interleaved({f"prompt {m}": prompt(m) for m in modes}, reps=reps)
     loads, load_cpu = await time_async_interleaved({f"load {m}": load(m) for m in modes}, reps=max(10, reps // 2))
     writes, write_cpu = await time_async_interleaved(
         {f"extraction {m}": extraction(store.bundles[m], users) for m in modes}, reps=max(10, reps // 4), warmup=5
     )
-    cpu = load_cpu | write_cpu
+    cpu = prompt_cpu | load_cpu | write_cpu
     keys = []
     for n in range(max(5, reps // 20)):
         start = time.perf_counter_ns()
@@ -214,6 +214,9 @@ def report(store: Store, results: dict[str, list[int]], words_found: int, reps: 
                   f"plain {fmt_ms(p50(plain))} / {fmt_ms(p95(plain))}", added(sealed, plain) + share)
 
     row("reply: memory_prompt, warm cache", "prompt", LLM_REPLY_MS)
+    cpu_sealed, cpu_plain = results["cpu prompt sealed"], results["cpu prompt plain"]
+    table.add("  the same in CPU time of this process p50", fmt_ms(p50(cpu_sealed)), f"plain {fmt_ms(p50(cpu_plain))}",
+              added(cpu_sealed, cpu_plain))
     row("reply: load uncached (memory and key read)", "load", LLM_REPLY_MS)
     cpu_sealed, cpu_plain = results["cpu load sealed"], results["cpu load plain"]
     table.add("  the same in CPU time of this process p50", fmt_ms(p50(cpu_sealed)), f"plain {fmt_ms(p50(cpu_plain))}",
