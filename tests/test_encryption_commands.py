@@ -115,11 +115,11 @@ def test_files_encrypted_in_place_then_learned_sealed_and_only_the_key_starts_th
 
     # The bot starts with the key, learns the pending turn on SIGTERM, and writes it sealed.
     with llm_server(workdir, [extraction(facts=[(FACT, "knowledge")])]) as server:
-        bot = spawn(data_dir, standin_env(data_dir, server.base_url, MEMORY_ENCRYPTION_KEY=KEY))
+        bot = spawn(data_dir, standin_env(data_dir, server.base_url, MEMORY_ENCRYPTION_KEY=KEY, LOG_LEVEL="DEBUG"))
         bot.wait_ready()
         bot.stop(signal.SIGTERM)
     assert bot.returncode == 0, bot.output()
-    assert KEY not in bot.output()
+    assert KEY not in bot.output() and "DEBUG" in bot.output()  # never logged, not even at DEBUG
     assert sorted(opened_memory(data_dir, KEY)) == sorted([REMEMBERED, FACT])
     assert [word for word in (*WORDS, "Go microservices") if word.encode() in every_byte(data_dir)] == []
 
