@@ -20,7 +20,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOCOMO = PROJECT_ROOT.parent / "shared" / "benchmarks" / "locomo10"
+DEFAULT_LOCOMO = PROJECT_ROOT / "bench" / "data" / "locomo10"
+"""Where `scripts/fetch_locomo.py` puts the LoCoMo-10 evaluation data (not in the repository: see that script)."""
+LOCOMO_HINT = "fetch it with `python scripts/fetch_locomo.py`, or pass the folder holding it"
 
 # --- statistics ----------------------------------------------------------------------------------------------
 
@@ -341,6 +343,19 @@ def make_facts(n: int, seed: int = 1) -> list[object]:
                 lastConfirmedAt=iso(created),
             )
         )
+    return facts
+
+
+def make_long_facts(n: int, seed: int = 1, low: int = 150, high: int = 300) -> list[object]:
+    """`n` facts of realistic length for a talkative user: `low` to `high` characters each, seeded (several
+    template sentences joined, the way the extractor folds details into one fact)."""
+    rng = random.Random(seed)
+    facts = make_facts(n, seed)
+    for fact in facts:
+        text, length = str(fact.content), rng.randint(low, high)  # type: ignore[attr-defined]
+        while len(text) < length:
+            text = f"{text}; {_fill(rng.choice(_TEMPLATES), rng).lower()}"
+        fact.content = text[:high].rstrip("; ")  # type: ignore[attr-defined]
     return facts
 
 

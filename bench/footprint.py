@@ -61,7 +61,7 @@ def run_bot(python: str, root: Path, data_dir: Path, idle: float) -> dict[str, o
     env = offline_env(
         {
             "DATA_DIR": str(data_dir),
-            "DISCORD_TOKEN": "bench-dummy-token",
+            "DISCORD_TOKEN": "MTIzNDU2Nzg5MDEyMzQ1Njc4.BeNcH0.dummy-token-never-sent-anywhere-0123456",  # shaped like one
             "OPENAI_API_KEY": "bench-dummy-key",
             "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
             "LOG_LEVEL": "INFO",

@@ -348,7 +348,7 @@ def main() -> int:
         env = offline_env(
             {
                 "DATA_DIR": str(data_dir),
-                "DISCORD_TOKEN": "bench-dummy-token",
+                "DISCORD_TOKEN": "MTIzNDU2Nzg5MDEyMzQ1Njc4.BeNcH0.dummy-token-never-sent-anywhere-0123456",  # shaped like one
                 "OPENAI_API_KEY": "bench-dummy-key",
                 "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # discard port: nothing listens, nothing leaves
                 "LOG_LEVEL": "INFO",

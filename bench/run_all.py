@@ -20,12 +20,14 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, grid, machine_line
+from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, PROJECT_ROOT, grid, machine_line
 
 BENCHMARKS = (
     "selection_latency",
     "selection_quality",
     "selection_chat",
+    "selection_fusion",
+    "prompt_cache",
     "reply_path",
     "first_text",
     "chat_burst",
@@ -38,30 +40,35 @@ BENCHMARKS = (
     "load_lag",
     "apply_at_cap",
     "guard_errors",
+    "credential_gate",
+    "sensitive_gate",
     "footprint",
 )
+NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny sizes: checks that every benchmark runs")
-    p.add_argument("--data", type=Path, default=DEFAULT_LOCOMO, help="the LoCoMo-10 folder")
+    p.add_argument(
+        "--data", type=Path, default=DEFAULT_LOCOMO, help="the LoCoMo-10 folder (scripts/fetch_locomo.py fetches it)"
+    )
     p.add_argument("--only", default="", help="comma-separated benchmark names")
     args = p.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
         p.error(f"unknown benchmark(s): {', '.join(unknown)}")
-    for needs_data in ("selection_quality", "selection_chat"):
+    for needs_data in NEEDS_DATA:
         if args.smoke and needs_data in names and not any(args.data.glob("*.json")):
             # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
-            print(f"{needs_data} skipped: no LoCoMo data in {args.data} (pass --data)\n", flush=True)
+            print(f"{needs_data} skipped: no LoCoMo data in {args.data} ({LOCOMO_HINT} with --data)\n", flush=True)
             names.remove(needs_data)
     print(f"# benchmarks{' (smoke)' if args.smoke else ''}\n\n{machine_line()}\n", flush=True)
     started = time.perf_counter()
 
     def argv_for(name: str) -> list[str]:
-        extra = [str(args.data)] if name in ("selection_quality", "selection_chat") else []
+        extra = [str(args.data)] if name in NEEDS_DATA else []
         return [*extra, *(["--smoke"] if args.smoke else [])]
 
     background: subprocess.Popen[str] | None = None

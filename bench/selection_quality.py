@@ -2,8 +2,8 @@
 
     .venv/bin/python -m bench.selection_quality [DATA_DIR_OF_LOCOMO] [--captions] [--smoke]
 
-DATA_DIR_OF_LOCOMO defaults to ../shared/benchmarks/locomo10 (next to the project); the data is read in place,
-never copied. For each conversation every turn is a fact (content = the turn's text; with --captions, plus its
+DATA_DIR_OF_LOCOMO defaults to bench/data/locomo10, where `python scripts/fetch_locomo.py` puts the data (it is not
+in the repository: see that script for its source, checksums and licence); the data is read in place, never copied. For each conversation every turn is a fact (content = the turn's text; with --captions, plus its
 image caption; confidence 1.0), and every question with evidence is a query (the question text, as the one recent
 turn). A question counts as a hit when at least one of its evidence turns is among the 15 facts selected.
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bench import cjk_set
 from bench.baselines import select_relevant_facts, tfidf_cosine_selector
-from bench.common import DEFAULT_LOCOMO, Table, exit_code, grid, header, parser
+from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, Table, exit_code, grid, header, parser
 from bot.memory import selector as engine
 from bot.memory.models import Fact
 from bot.memory.selector import FactSelector, index_terms
@@ -67,7 +67,7 @@ def load_locomo(data_dir: Path, *, captions: bool) -> tuple[list[Conversation], 
     """Conversations as (facts, questions); also how many questions had no usable evidence id (skipped)."""
     files = sorted(data_dir.glob("*.json"))
     if not files:
-        raise SystemExit(f"no LoCoMo *.json files in {data_dir}")
+        raise SystemExit(f"no LoCoMo *.json files in {data_dir}: {LOCOMO_HINT}")
     conversations, skipped = [], 0
     for path in files:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -138,7 +138,9 @@ def build_resources(settings: Settings) -> Resources:
             RecordModelTraits(storage.model_traits), thinking_models=settings.thinking_models
         ),
     )
-    return Resources(settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory))
+    return Resources(
+        settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory, chat_usage=chat.usage)
+    )
 
 
 async def start_memory(resources: Resources) -> int:

@@ -14,14 +14,13 @@ import argparse
 import asyncio
 import gc
 import logging
-import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 
 if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
     from bot.app import Resources
@@ -188,8 +187,9 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     gc.collect()
     gc.freeze()
     log.info(
-        "starting: chat model %s, memory model %s, %d journaled turns resumed, %s",
-        settings.chat_model, settings.effective_memory_model, resumed, bot.shard_plan(),
+        "starting: chat model %s, memory model %s at %s, memory in %s, %d journaled turns resumed, %s",
+        settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
+        resources.memory.where, resumed, bot.shard_plan(),
     )
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())
@@ -255,11 +255,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     if args.command in ("encrypt-existing", "rotate-key"):
         return run_key_command(args)
 
-    overrides: dict[str, object] = {}
-    if args.command == "console" and not os.environ.get("DISCORD_TOKEN"):
-        overrides["discord_token"] = "unused-by-the-console"  # noqa: S105 (a placeholder, not a secret)
     try:
-        settings = load_settings(**overrides)
+        settings = load_settings(discord=args.command != "console")  # the console never connects to Discord
     except SettingsError as error:
         return _fail(str(error))
 
@@ -269,7 +266,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
 
     from bot.logging_setup import configure_logging
 
-    secrets = [settings.discord_token.get_secret_value()]
+    secrets = [settings.discord_token.get_secret_value()] if args.command != "console" else []
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
     if settings.memory_encryption_key is not None:

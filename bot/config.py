@@ -6,8 +6,12 @@ and tools can build their own. Secrets are `SecretStr`, so they never show up in
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -63,6 +67,8 @@ class Settings(BaseSettings):
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     history_messages: int = Field(default=20, ge=0, le=100)
     history_chars: int = Field(default=8000, ge=0)
+    # channel: the channel's recent messages, everyone's; conversation: only messages to and from the bot
+    history_scope: Literal["channel", "conversation"] = "channel"
     rate_limit_messages: int = Field(default=8, ge=0)
     rate_limit_window_seconds: float = Field(default=60.0, gt=0)
     stream_replies: bool = True
@@ -215,35 +221,128 @@ class SettingsError(Exception):
     """A configuration problem, phrased as one line an admin can act on (never containing a secret value)."""
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """One line naming each bad setting by its environment name, without echoing the values."""
+OPENAI_ENDPOINT = "https://api.openai.com/v1"
+"""Where the SDK sends requests when OPENAI_BASE_URL is unset."""
+UNUSED_TOKEN = "placeholder-for-commands-that-never-connect-to-discord"  # noqa: S105 (not a secret)
+_TOKEN_SHAPE = re.compile(r"([A-Za-z0-9_-]{16,})\.([A-Za-z0-9_-]{4,})\.([A-Za-z0-9_-]{20,})")
+_RESET_HINT = "Developer Portal > your application > Bot > Reset Token"
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """One phrase per bad setting, named by its environment name, without echoing the values."""
     parts = []
     for item in error.errors():
         name = str(item["loc"][0]).upper() if item["loc"] else "settings"
         message = "is required but not set" if item["type"] == "missing" else item["msg"]
         parts.append(f"{name} {message}")
-    return "invalid configuration: " + "; ".join(parts)
+    return parts
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Build the settings from the environment and `.env`; raise `SettingsError` with one readable line."""
+def describe_validation_error(error: ValidationError) -> str:
+    """One line naming each bad setting by its environment name, without echoing the values."""
+    return "invalid configuration: " + "; ".join(validation_problems(error))
+
+
+def discord_token_problem(token: str) -> str | None:
+    """Why `token` cannot be a Discord bot token, or None; never quotes it.
+
+    A bot token is three dot-separated base64url parts, the first of them the bot's user id. Checked at start so a
+    pasted client secret, public key, application id or a "Bot " prefix is named at once instead of being sent to
+    Discord (which rejects it only after the slow imports and a network round trip)."""
+    if not token:
+        return "DISCORD_TOKEN is empty"
+    if token[:4].lower() == "bot ":
+        return "DISCORD_TOKEN starts with 'Bot ': set the token alone, without the prefix"
+    if token.isdecimal():
+        return f"DISCORD_TOKEN is a number (an application or user id), not the bot token: {_RESET_HINT}"
+    shape = _TOKEN_SHAPE.fullmatch(token)
+    user_id = ""
+    if shape is not None:
+        try:
+            user_id = base64.urlsafe_b64decode(shape.group(1) + "=" * (-len(shape.group(1)) % 4)).decode("ascii")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            user_id = ""
+    if not (user_id.isdecimal() and 15 <= len(user_id) <= 21):
+        return (
+            "DISCORD_TOKEN is not a bot token (that is three parts separated by dots; the client secret and the "
+            f"public key are something else): {_RESET_HINT}"
+        )
+    return None
+
+
+def describe_endpoint(url: str | None) -> str:
+    """The LLM endpoint for messages: OPENAI_BASE_URL without any user name, password or query, or OpenAI's."""
+    if url is None:
+        return f"{OPENAI_ENDPOINT} (OpenAI)"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an unparsable OPENAI_BASE_URL)"
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _settings_with_defaults(overrides: dict[str, Any], failed: set[str]) -> Settings | None:
+    """The settings with each field that failed validation at its default (the token at a placeholder), so the
+    checks across settings can still report what else is wrong; None if that fails too."""
+    patched = dict(overrides)
+    for name in failed:
+        field = Settings.model_fields.get(name)
+        if field is not None:
+            patched[name] = UNUSED_TOKEN if field.is_required() else field.get_default(call_default_factory=True)
+    try:
+        return Settings(**patched)
+    except ValidationError:
+        return None
+
+
+def _cross_problems(settings: Settings, failed: set[str], *, discord: bool) -> list[str]:
+    """What is wrong beyond each setting's own type and range, skipping checks of settings already reported."""
+    problems = []
+    if discord and "discord_token" not in failed:
+        problem = discord_token_problem(settings.discord_token.get_secret_value().strip())
+        if problem is not None:
+            problems.append(problem)
+    if not failed & {"openai_base_url", "openai_api_key"} and (
+        settings.openai_base_url is None and settings.openai_api_key is None
+    ):
+        problems.append(
+            "OPENAI_API_KEY is required for OpenAI (set OPENAI_BASE_URL to use a local server, which accepts any key)"
+        )
+    if not failed & {"memory_max_wait_seconds", "memory_debounce_seconds"} and (
+        settings.memory_max_wait_seconds < settings.memory_debounce_seconds
+    ):
+        problems.append("MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS")
+    if not failed & {"shard_count", "shard_ids"} and (
+        problem := shard_problem(settings.shard_count, settings.shard_ids)
+    ) is not None:
+        problems.append(problem)
+    return problems
+
+
+def load_settings(*, discord: bool = True, **overrides: Any) -> Settings:
+    """Build the settings from the environment and `.env`; raise `SettingsError` with one readable line that names
+    every problem at once (a missing token and a missing key are one fix, not two runs).
+
+    `discord=False` (the console) needs no Discord token: a placeholder stands in unless one is given."""
+    if not discord:
+        overrides.setdefault("discord_token", UNUSED_TOKEN)
+    problems: list[str] = []
+    failed: set[str] = set()
+    settings: Settings | None
     try:
         settings = Settings(**overrides)
     except ValidationError as error:
-        raise SettingsError(describe_validation_error(error)) from None
-    if not settings.discord_token.get_secret_value().strip():
-        raise SettingsError("invalid configuration: DISCORD_TOKEN is empty")
-    if settings.openai_base_url is None and settings.openai_api_key is None:
-        raise SettingsError(
-            "invalid configuration: OPENAI_API_KEY is required for OpenAI "
-            "(set OPENAI_BASE_URL to use a local server, which accepts any key)"
-        )
-    if settings.memory_max_wait_seconds < settings.memory_debounce_seconds:
-        raise SettingsError(
-            "invalid configuration: MEMORY_MAX_WAIT_SECONDS must be at least MEMORY_DEBOUNCE_SECONDS"
-        )
-    if (problem := shard_problem(settings.shard_count, settings.shard_ids)) is not None:
-        raise SettingsError(f"invalid configuration: {problem}")
+        problems = validation_problems(error)
+        failed = {str(item["loc"][0]) for item in error.errors() if item["loc"]}
+        settings = _settings_with_defaults(overrides, failed)
+    if settings is not None:
+        problems += _cross_problems(settings, failed, discord=discord)
+    if problems or settings is None:
+        raise SettingsError("invalid configuration: " + "; ".join(problems))
     return settings
 
 
@@ -255,7 +354,7 @@ def load_storage_settings() -> Settings:
     database commands): DATA_DIR or DATABASE_URL and MEMORY_ENCRYPTION_KEY, not the Discord token or the LLM
     endpoint. Raises `SettingsError` with one readable line."""
     try:
-        return Settings(discord_token="unused-by-the-storage-commands")  # noqa: S106 (a placeholder)
+        return Settings(discord_token=UNUSED_TOKEN)
     except ValidationError as error:
         raise SettingsError(describe_validation_error(error)) from None
 

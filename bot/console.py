@@ -2,11 +2,12 @@
 
 Lets an admin try a model and an endpoint before inviting the bot anywhere: replies use the same prompt building,
 memory selection and rendering; turns go through the same filter, journal, debouncer, extractor and store, into the
-same `DATA_DIR`. Its own commands (`/help` lists them) never reach the model. It says what happened: `/flush`
-reports "+1 fact", "nothing pending" or "failed: <why>", and gives up waiting after `FLUSH_WAIT_SECONDS` when the
-endpoint keeps failing (the turns stay journaled). The log goes to `DATA_DIR/console.log`, so it never lands in the
-middle of the prompt; lines are read with readline (editing, history for this session only, no length limit), and
-input that is not UTF-8 is read with replacement characters instead of ending the session.
+same `DATA_DIR`. It says where it talks to (the endpoint's URL, never the key) and where memory lives, and names the
+URL again when the endpoint cannot be reached. Lines starting with `/` are commands (`bot.console_commands`: the
+`/memory` commands of Discord, `/flush`, `/help`, `/quit`) and never reach the model. The log goes to
+`DATA_DIR/console.log`, so it never lands in the middle of the prompt; lines are read with readline (editing, history
+for this session only, no length limit), and input that is not UTF-8 is read with replacement characters instead of
+ending the session.
 """
 
 from __future__ import annotations
@@ -24,29 +25,44 @@ from datetime import UTC, datetime
 import openai
 
 from bot.app import DataDirError, Resources, build_resources, start_memory
-from bot.config import Settings
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.chat.model import UnusableAnswer
+from bot.config import Settings, describe_endpoint
+from bot.console_commands import HELP, ConsoleCommands, parse_command
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
-from bot.memory.render import memory_as_text
-from bot.memory.service import FlushReport
 
 CONSOLE_CONVERSATION_ID = 1
 CONSOLE_TARGET = SwitchTarget.dm(CONSOLE_CONVERSATION_ID)  # a DM: no server switch applies
 BOT_ID = 2
-FLUSH_WAIT_SECONDS = 20.0
 LOG_FILE = "console.log"
-COMMANDS = {
-    "/show": "what I remember about you: summaries and facts with their ids",
-    "/flush": "learn from the conversation now instead of after the quiet time, and say what changed",
-    "/forget": "forget everything I remember about you",
-    "/help": "this list",
-    "/quit": "save what is pending and leave (Ctrl-D does the same)",
-}
-HELP = "Commands: " + "  ".join(COMMANDS) + "   (/help explains them)"
+MAX_ERROR_CHARS = 300
 
 
-def help_text() -> str:
-    return "\n".join(f"  {name:<8} {meaning}" for name, meaning in COMMANDS.items())
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def model_failure(error: openai.OpenAIError, endpoint: str, secrets: list[str]) -> str:
+    """One line on why the model did not answer, naming the endpoint tried; never a secret, even one the endpoint
+    echoed back."""
+    if isinstance(error, openai.APIConnectionError):  # refused, unresolvable, timed out
+        line = f"could not reach the LLM endpoint {endpoint}: {type(error).__name__}: {error}"
+    elif isinstance(error, openai.APIStatusError):
+        line = f"the LLM endpoint {endpoint} answered {error.status_code}: {type(error).__name__}: {error.message}"
+    elif isinstance(error, UnusableAnswer):
+        line = f"the LLM endpoint {endpoint} gave an unusable answer: {error}"
+    else:
+        line = f"the model could not answer ({endpoint}): {type(error).__name__}: {error}"
+    line = " ".join(line.split())
+    for secret in secrets:
+        line = line.replace(secret, "[redacted]")
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 1] + "…"
 
 
 def prepare_terminal() -> None:
@@ -57,27 +73,6 @@ def prepare_terminal() -> None:
         import readline  # noqa: F401  (importing it is what turns it on for input())
     if hasattr(sys.stdin, "reconfigure"):
         sys.stdin.reconfigure(errors="replace")
-
-
-def flush_summary(report: FlushReport) -> str:
-    """One line saying what a flush did: "+1 fact", "nothing pending", "failed: unusable answer (...)"."""
-    if report.nothing_pending:
-        return "(nothing pending)"
-    parts = []
-    if report.batches_saved:
-        plural = "" if report.facts_added == 1 else "s"
-        parts.append(f"+{report.facts_added} fact{plural}")
-    if report.batches_failed:
-        parts.append("failed: " + "; ".join(report.problems or ("unknown error",)))
-    if not report.finished:
-        why = f" ({report.problems[-1]})" if report.problems else ""
-        parts.append(
-            f"still trying after {FLUSH_WAIT_SECONDS:.0f}s{why}; it goes on in the background and what is "
-            "pending stays journaled"
-        )
-    elif report.batches_failed:
-        parts.append("the turns stay journaled for the next start")
-    return "(" + "; ".join(parts or ["nothing learned"]) + ")"
 
 
 class _StdinReader:
@@ -119,49 +114,44 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
     key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id, Place.dm())  # private, like a DM
+    endpoint = describe_endpoint(settings.openai_base_url)
+    secrets = [key_value for key_value in [settings.api_key_value()] if len(key_value) >= 6]
     history: list[HistoryEntry] = []
+    trimmer = HistoryTrimmer()
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
     reader = _StdinReader()
-    print(f"Chatting as {name} (user {user_id}) with {settings.chat_model}. {HELP}", flush=True)
-    print(f"(the log goes to {settings.data_dir / LOG_FILE})", flush=True)
+    commands = ConsoleCommands(memory, user_id=user_id, place=key.place, endpoint=endpoint, ask=reader.read, say=_say)
+    _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
+    _say(f"(memory in {memory.where}; the log goes to {settings.data_dir / LOG_FILE})")
     while True:
         line = await reader.read(f"{name}> ")
-        if line is None or line.strip() == "/quit":
+        if line is None:
             return
         text = line.strip()
         if not text:
             continue
-        if text == "/help":
-            print(help_text(), flush=True)
+        command = parse_command(text)
+        if command is not None:
+            if not await commands.run(command):
+                return
             continue
-        if text == "/show":
-            shown = await memory.show(user_id)
-            print(memory_as_text(shown) if not shown.is_empty() else "(I do not remember anything yet)", flush=True)
-            continue
-        if text == "/flush":
-            print(f"(learning from what is pending; up to {FLUSH_WAIT_SECONDS:.0f}s…)", flush=True)
-            print(flush_summary(await memory.flush(FLUSH_WAIT_SECONDS)), flush=True)
-            continue
-        if text == "/forget":
-            await memory.forget_all(user_id)
-            print("(memory wiped)", flush=True)
-            continue
-        if text.startswith("/") and " " not in text and text not in COMMANDS:
-            print(f"(unknown command {text}; /help lists them)", flush=True)
-            continue
+        if text.startswith("//"):  # a message that starts with a slash
+            text = text[1:]
         ticket = memory.learning_ticket(user_id)
         current = HistoryEntry(user_id, name, text)
         prompt = await memory.memory_prompt(
             user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
         )
-        block = prompt.text
-        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name, memory_block=block)
-        past = bounded_history(history, max_messages=settings.history_messages, max_chars=settings.history_chars)
+        system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
+                                memory_profile=prompt.profile)
+        past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = await resources.chat.reply(chat_messages(system=system, history=past, current=current))
+            answer = await resources.chat.reply(
+                chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)
+            )
         except openai.OpenAIError as error:
-            print(f"(the model could not answer: {type(error).__name__}: {error})", flush=True)
+            _say(f"({model_failure(error, endpoint, secrets)})")
             continue
         print(f"bot> {answer}", flush=True)
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
@@ -173,6 +163,8 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
         ]
         await memory.remember(key, exchange, ticket=ticket, target=CONSOLE_TARGET, bot_id=BOT_ID)
+        await memory.record_reply([bot_id_msg], user_id, prompt, ticket)  # for /recalled, as for a Discord reply
+        commands.last_reply_id = bot_id_msg
 
 
 async def run_console(settings: Settings, *, user_id: int, name: str) -> int:

@@ -9,6 +9,9 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_llm_requests_total{purpose}: reply calls (`chat`) and extraction calls (`extraction`); the SDK's
   retries happen inside one call
 - memorybot_llm_errors_total{purpose,kind}: their failures by kind (timeout, connection, rate_limited, ...)
+- memorybot_llm_prompt_tokens_total{purpose} / memorybot_llm_cached_prompt_tokens_total{purpose}: prompt tokens the
+  endpoint reported for reply calls (`chat`), and how many of them it served from its prompt cache (OpenAI's
+  `usage.prompt_tokens_details.cached_tokens`); their ratio is the share of each prompt the cache reused
 - memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up for now), `requeued` or
   `parked` (failed too often: no longer tried)
 - memorybot_facts_stored_total: new facts saved by extractions
@@ -37,6 +40,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from bot.chat.model import TokenUsage
 from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -72,8 +76,9 @@ def error_kind(class_name: str) -> str:
 class BotMetrics:
     """The process's metrics. The chat path reports into it; the engine's part is read when scraped."""
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryService, chat_usage: TokenUsage | None = None) -> None:
         self.memory = memory
+        self.chat_usage = chat_usage if chat_usage is not None else TokenUsage()  # the chat model's, read when scraped
         self.registry = CollectorRegistry()
         self.replies: Tally[str] = Tally()
         self.chat_requests = 0
@@ -134,6 +139,19 @@ class _Collector(Collector):
             for kind, count in _by_kind(counts).items():
                 errors.add_metric([purpose, kind], count)
         yield errors
+        prompt_tokens = CounterMetricFamily(
+            "memorybot_llm_prompt_tokens", "Prompt tokens the endpoint reported, by purpose.", labels=["purpose"]
+        )
+        prompt_tokens.add_metric(["chat"], m.chat_usage.prompt_tokens)
+        yield prompt_tokens
+        cached_tokens = CounterMetricFamily(
+            "memorybot_llm_cached_prompt_tokens",
+            "Prompt tokens the endpoint served from its prompt cache (usage.prompt_tokens_details.cached_tokens), "
+            "by purpose.",
+            labels=["purpose"],
+        )
+        cached_tokens.add_metric(["chat"], m.chat_usage.cached_tokens)
+        yield cached_tokens
         extractions = CounterMetricFamily(
             "memorybot_extractions", "Extraction batches, by outcome.", labels=["outcome"]
         )

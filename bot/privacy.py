@@ -2,7 +2,8 @@
 
 Discord's Developer Terms ask a bot that stores user data to say what it stores, why, for how long, and how to
 have it deleted. Every number here comes from the settings the process runs with: the retention period, the
-contact, the LLM endpoint the messages go to, and how long a message can wait on disk before it is distilled.
+contact, the LLM endpoint the messages go to, which of a channel's messages go with each reply, and how long a
+message can wait on disk before it is distilled.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def _places_text(scope: str) -> str:
     )
 
 
+def _history_text(settings: Settings) -> str:
+    """What else each reply sends to the model provider: the channel's recent messages, whose."""
+    count = settings.history_messages
+    if count <= 0:
+        return "- Replies send no other messages of the channel with yours, only the ones you reply to."
+    if settings.history_scope == "conversation":
+        return (
+            f"- With each reply it also sends up to **{count}** recent messages of the channel that were to or from "
+            "the bot (and the messages you reply to); other members' chat is not sent. Nothing of it is stored."
+        )
+    return (
+        f"- With each reply it also sends the channel's last **{count}** messages, including those of members who "
+        "never talked to the bot, so it can follow the conversation. They are sent, not stored: memory learns only "
+        "from your own words."
+    )
+
+
 def _where_text(settings: Settings) -> str:
     if settings.database_url is not None:
         return (
@@ -107,11 +125,19 @@ def privacy_statement(
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
         "fresh).",
         "",
+        "**What it never keeps, and what only if you ask**",
+        "- Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory: "
+        "code removes them before anything is saved, and `/memory remember` refuses them.",
+        "- Your health, sex life, religion, politics and finances are kept only when you ask it to remember them "
+        "(`/memory remember`, or \"remember that ...\" in your message); the request covers what you said with it, "
+        "not what you say later.",
+        "",
         "**Where**",
         _where_text(settings),
         *_encryption_lines(settings),
         f"- Your messages are sent to **{endpoint_name(settings)}** to write the replies and to distil the "
         "profile.",
+        _history_text(settings),
         "",
         "**For how long**",
         f"- {retention_text(settings.memory_retention_days)}",

@@ -32,7 +32,13 @@ from bot.chat.gate import Busy, ChatGate, NoticeThrottle
 from bot.chat.model import NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
-from bot.conversation import HistoryEntry, bounded_history, chat_messages, recent_texts, system_message
+from bot.conversation import (
+    HistoryEntry,
+    HistoryTrimmer,
+    chat_messages,
+    recent_texts,
+    system_message,
+)
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
@@ -89,6 +95,34 @@ def readable_text(message: discord.Message, bot_id: int | None) -> str:
 
     text = _ROLE_MENTION.sub(replace_role, _USER_MENTION.sub(replace, message.content))
     return _RUNS_OF_SPACES.sub(" ", text).strip()
+
+
+def _with_the_bot(recent: list[discord.Message], bot_id: int | None, own_role: int | None) -> list[discord.Message]:
+    """The messages of `recent` to or from the bot: its own, those mentioning it (or its role) or replying to one
+    of its messages, and those its messages answered."""
+    if bot_id is None:
+        return []
+    mine = {past.id for past in recent if past.author.id == bot_id}
+    answered = {
+        past.reference.message_id for past in recent if past.author.id == bot_id and past.reference is not None
+    }
+
+    def with_bot(past: discord.Message) -> bool:
+        reference = past.reference
+        replied_to = reference.message_id if reference is not None else None
+        resolved = reference.resolved if reference is not None else None
+        return (
+            past.author.id == bot_id
+            or past.id in answered
+            or replied_to in mine
+            or (isinstance(resolved, discord.Message) and resolved.author.id == bot_id)
+            or any(user.id == bot_id for user in past.mentions)
+            or f"<@{bot_id}>" in past.content
+            or f"<@!{bot_id}>" in past.content
+            or (own_role is not None and any(role.id == own_role for role in past.role_mentions))
+        )
+
+    return [past for past in recent if with_bot(past)]
 
 
 def as_incoming(message: discord.Message, text: str, *, is_self: bool) -> IncomingMessage:
@@ -166,6 +200,7 @@ class ChatCog(commands.Cog):
         self.memory = bot.resources.memory
         self.chat = bot.resources.chat
         self.limiter = RateLimiter(self.settings.rate_limit_messages, self.settings.rate_limit_window_seconds)
+        self.history_trimmer = HistoryTrimmer()
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
@@ -304,30 +339,44 @@ class ChatCog(commands.Cog):
             log.warning("could not show typing in channel %s (HTTP %s)", message.channel.id, error.status)
 
     async def history_before(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
-        """The recent conversation in this channel or thread, oldest first, bounded by count and characters."""
+        """The recent conversation in this channel or thread, oldest first, bounded by count and characters and
+        trimmed in chunks (`HistoryTrimmer`), so that consecutive prompts share their start.
+
+        With `HISTORY_SCOPE=conversation`, only messages to and from the bot: its own, those that mention it or
+        reply to it, and those it answered (in a DM or an auto-reply channel every message is to the bot), so
+        members who never spoke to it are not sent to the model provider."""
         limit = self.settings.history_messages
         if limit <= 0:
             return []
         entries: list[HistoryEntry] = []
+        recent: list[discord.Message] = []
         try:
             async for past in message.channel.history(limit=limit, before=message):
-                if past.type not in _REPLYABLE_TYPES:
-                    continue
-                text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
-                if not text:
-                    continue
-                entries.append(
-                    HistoryEntry(
-                        past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id,
-                        message_id=past.id,
-                    )
-                )
+                recent.append(past)
         except discord.HTTPException as error:
             # Without "Read Message History" in this channel the bot still answers, just without the context.
             log.warning("could not read the history of channel %s (HTTP %s)", message.channel.id, error.status)
             return []
+        if self.settings.history_scope == "conversation" and not (
+            message.guild is None or self._auto_reply_here(message)
+        ):
+            recent = _with_the_bot(recent, bot_id, own_role_id(message))
+        for past in recent:
+            if past.type not in _REPLYABLE_TYPES:
+                continue
+            text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
+            if not text:
+                continue
+            entries.append(
+                HistoryEntry(
+                    past.author.id, past.author.display_name, text, is_self=past.author.id == bot_id,
+                    message_id=past.id,
+                )
+            )
         entries.reverse()
-        return bounded_history(entries, max_messages=limit, max_chars=self.settings.history_chars)
+        return self.history_trimmer.trim(
+            message.channel.id, entries, max_messages=limit, max_chars=self.settings.history_chars
+        )
 
     async def reply_chain(self, message: discord.Message, bot_id: int | None) -> list[HistoryEntry]:
         """The messages this one replies to (bounded), oldest first."""
@@ -347,8 +396,9 @@ class ChatCog(commands.Cog):
         )
 
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
-        """System prompt with the speaking user's memory (and only theirs), the reply chain, the recent history,
-        and the message itself with its attachments."""
+        """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
+        history, and the message itself followed by the facts selected for it, with its attachments: fixed parts
+        first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
         current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)
@@ -366,8 +416,9 @@ class ChatCog(commands.Cog):
         base = self.settings.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
-        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name, memory_block=used.text)
-        messages = chat_messages(system=system, history=context, current=current)
+        system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name,
+                                memory_profile=used.profile)
+        messages = chat_messages(system=system, history=context, current=current, memory_facts=used.facts)
         attachments = ReadAttachments()
         if message.attachments:
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)

@@ -611,6 +611,17 @@ def system_text(body: dict[str, Any]) -> str:
     return str(body["messages"][0]["content"])
 
 
+_MEMORY_BLOCK = re.compile(r"<user_memory\b.*?</user_memory>", re.DOTALL)
+
+
+def memory_text(body: dict[str, Any]) -> str:
+    """Where a reply prompt carries memory: the system message (the profile) and the memory block ending the
+    newest message (the facts selected for it)."""
+    last = body["messages"][-1]["content"]
+    text = last if isinstance(last, str) else "".join(str(p.get("text", "")) for p in last if isinstance(p, dict))
+    return "\n".join([system_text(body), *_MEMORY_BLOCK.findall(text)])
+
+
 def extraction_input(body: dict[str, Any]) -> dict[str, Any]:
     """The JSON payload (today, currentMemory, newTurns) an extraction request carries."""
     content = str(body["messages"][-1]["content"])

@@ -14,8 +14,14 @@ benchmark scripts all use it the same way::
         srv.wait_for_requests(3)
 
 Answers are taken from the queue (one per request), then from ``srv.responder`` if set, then
-``srv.default`` (a valid "nothing to update" memory extraction). Run as a subprocess with
-``python -m tests.llm_server --port 0 --script FILE``: it prints ``READY <port>`` and serves until SIGTERM.
+``srv.default`` (a valid "nothing to update" memory extraction).
+
+Usage reports prompt caching the way OpenAI's API does (``usage.prompt_tokens_details.cached_tokens``), with the
+server's token estimate (4 characters a token; see ``PrefixCache``): a request's cached tokens are the longest
+prefix, in whole 128-token blocks, that an earlier request to the same model started with, and 0 below 1,024.
+
+Run as a subprocess with ``python -m tests.llm_server --port 0 --script FILE``: it prints ``READY <port>`` and
+serves until SIGTERM.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import hashlib
 import json
 import signal
 import socket
@@ -47,10 +54,13 @@ DEFAULT_MODEL = "test-model"
 REJECT_RESPONSE_FORMAT_MESSAGE = "response_format json_object is not supported"
 
 __all__ = [
+    "CACHE_BLOCK_TOKENS",
+    "CACHE_MIN_TOKENS",
     "DEFAULT_MODEL",
     "ChatServer",
     "Drop",
     "ErrorResponse",
+    "PrefixCache",
     "RawBody",
     "RecordedRequest",
     "RejectFeatures",
@@ -69,6 +79,7 @@ __all__ = [
     "json_reply",
     "junk",
     "load_script",
+    "prompt_text",
     "prompt_tokens",
     "raw_body",
     "reject_features",
@@ -106,6 +117,63 @@ def prompt_tokens(body: Mapping[str, Any]) -> int:
     return sum(approx_tokens(_message_text(m.get("content"))) + 4 for m in messages if isinstance(m, dict))
 
 
+CHARS_PER_TOKEN = 4
+CACHE_MIN_TOKENS = 1024  # OpenAI caches prompts of at least this many tokens...
+CACHE_BLOCK_TOKENS = 128  # ...in blocks of this many
+_ROLE_FRAME = 4 * CHARS_PER_TOKEN  # prompt_tokens counts 4 tokens of framing per message
+
+
+def prompt_text(body: Mapping[str, Any]) -> str:
+    """The prompt as one string, as the prefix cache compares it: each message as its role in a 16-character frame
+    followed by its text, so that ``approx_tokens`` of it matches ``prompt_tokens`` (up to rounding)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    return "".join(
+        f"<|{message.get('role', '')}|>".ljust(_ROLE_FRAME)[:_ROLE_FRAME] + _message_text(message.get("content"))
+        for message in messages
+        if isinstance(message, dict)
+    )
+
+
+class PrefixCache:
+    """The prompt prefixes requests began with, per model, in blocks of ``block_chars`` characters, the way an
+    endpoint's prefix cache keeps them: a block is reusable only after every block before it (a chain of hashes).
+
+    ``match(model, text)`` says how many leading characters of ``text`` an earlier text of that model shared, in
+    whole blocks, and then remembers ``text``. Not thread-safe: the server calls it on its own loop."""
+
+    def __init__(self, block_chars: int = CACHE_BLOCK_TOKENS * CHARS_PER_TOKEN) -> None:
+        self.block_chars = block_chars
+        self._seen: dict[str, set[bytes]] = {}
+
+    def match(self, model: str, text: str) -> int:
+        seen = self._seen.setdefault(model, set())
+        digest = b""
+        matched = 0
+        still_matching = True
+        for start in range(0, len(text) - self.block_chars + 1, self.block_chars):
+            block = text[start : start + self.block_chars].encode()
+            digest = hashlib.blake2b(digest + block, digest_size=16).digest()
+            if still_matching and digest in seen:
+                matched = start + self.block_chars
+            else:
+                still_matching = False
+                seen.add(digest)
+        return matched
+
+    def cached_tokens(self, model: str, body: Mapping[str, Any], prompt_tokens: int) -> int:
+        """OpenAI's ``cached_tokens`` for this request (and remember its prompt): the shared prefix in whole
+        128-token blocks, 0 when the prompt or the prefix is under 1,024 tokens."""
+        tokens = self.match(model, prompt_text(body)) // CHARS_PER_TOKEN
+        if prompt_tokens < CACHE_MIN_TOKENS or tokens < CACHE_MIN_TOKENS:
+            return 0
+        return min(prompt_tokens, tokens - tokens % CACHE_BLOCK_TOKENS)
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+
 # --------------------------------------------------------------------------------------------------------
 # Responses
 
@@ -119,6 +187,7 @@ class _Exchange:
     prompt_tokens: int
     stopping: asyncio.Event
     default: Response
+    cached_tokens: int = 0
 
     @property
     def model(self) -> str:
@@ -178,7 +247,7 @@ class Reply(Response):
     async def render(self, ex: _Exchange) -> web.StreamResponse:
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
-        usage = _usage(ex.prompt_tokens, approx_tokens(self.content))
+        usage = _usage(ex.prompt_tokens, approx_tokens(self.content), ex.cached_tokens)
         if ex.streaming:
             return await self._stream(ex, completion_id, created, usage)
         await _pause(ex, self.first_token_seconds + self.stream_seconds)
@@ -205,7 +274,7 @@ class Reply(Response):
         )
 
     async def _stream(
-        self, ex: _Exchange, completion_id: str, created: int, usage: dict[str, int]
+        self, ex: _Exchange, completion_id: str, created: int, usage: dict[str, Any]
     ) -> web.StreamResponse:
         """Server-sent events, like the real API: a role chunk, content chunks, a finish chunk, [DONE]."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -254,8 +323,11 @@ class Reply(Response):
         }
 
 
-def _usage(prompt: int, completion: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+def _usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
 
 
 _ERROR_TYPES = {
@@ -373,6 +445,7 @@ REJECTIONS = {
     "Use 'max_completion_tokens' instead.",
     "temperature": "Unsupported value: 'temperature' does not support 0.7 with this model. "
     "Only the default (1) value is supported.",
+    "stream_options": "Unrecognized request argument supplied: stream_options",
 }
 
 
@@ -388,8 +461,8 @@ def _has_images(body: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class RejectFeatures(Response):
     """Like a server without some features: 400 (with the wording real servers use) for a request that uses one
-    of ``features`` ("stream", "images", "max_tokens", "temperature"), ``then`` otherwise. Reusable: one instance
-    can answer every request (as ``ScriptedLLM.chat_reply`` or a responder)."""
+    of ``features`` ("stream", "images", "max_tokens", "temperature", "stream_options"), ``then`` otherwise.
+    Reusable: one instance can answer every request (as ``ScriptedLLM.chat_reply`` or a responder)."""
 
     then: Response
     features: tuple[str, ...]
@@ -401,6 +474,7 @@ class RejectFeatures(Response):
             "images": _has_images(body),
             "max_tokens": "max_tokens" in body,
             "temperature": "temperature" in body,
+            "stream_options": "stream_options" in body,
         }
         return next((feature for feature in self.features if uses.get(feature)), None)
 
@@ -408,7 +482,7 @@ class RejectFeatures(Response):
         feature = self.rejected(ex.body)
         if feature is None:
             return await self.then.render(ex)
-        param = feature if feature in ("max_tokens", "temperature") else None
+        param = feature if feature in ("max_tokens", "temperature", "stream_options") else None
         code = {"max_tokens": "unsupported_parameter", "temperature": "unsupported_value"}.get(feature)
         body = {"error": {"message": REJECTIONS[feature], "type": "invalid_request_error", "param": param,
                           "code": code}}
@@ -664,6 +738,7 @@ class RecordedRequest(TypedDict):
     body: dict[str, Any]
     headers: dict[str, str]  # names lower-cased
     prompt_tokens: int
+    cached_tokens: int  # what the usage reported as cached (see PrefixCache)
     received_at: float  # time.monotonic(), for timing assertions and benchmarks
 
 
@@ -685,6 +760,8 @@ class ChatServer:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self.prefix_cache = PrefixCache()
+        """The prompt prefixes seen so far (what ``cached_tokens`` is computed from)."""
         self.default: Response = extraction()
         """Answer used when the queue is empty and no responder answers."""
         self.responder: Responder | None = None
@@ -802,11 +879,12 @@ class ChatServer:
             return len(self._queue)
 
     def clear(self) -> None:
-        """Forget queued answers and recorded requests (default and responder are kept)."""
+        """Forget queued answers, recorded requests and cached prefixes (default and responder are kept)."""
         with self._cond:
             self._queue.clear()
             self._requests.clear()
             self._models.clear()
+            self.prefix_cache.clear()
 
     def _next_response(self, body: dict[str, Any]) -> Response:
         with self._cond:
@@ -861,13 +939,14 @@ class ChatServer:
                     self._waiters.remove(waiter)
         return self.requests
 
-    def _record(self, request: web.Request, body: dict[str, Any], tokens: int) -> None:
+    def _record(self, request: web.Request, body: dict[str, Any], tokens: int, cached: int) -> None:
         entry: RecordedRequest = {
             "method": request.method,
             "path": request.path,
             "body": body,
             "headers": {k.lower(): v for k, v in request.headers.items()},
             "prompt_tokens": tokens,
+            "cached_tokens": cached,
             "received_at": time.monotonic(),
         }
         with self._cond:
@@ -892,14 +971,16 @@ class ChatServer:
                 {"error": {"message": "body is not a JSON object", "type": "invalid_request_error"}}, 400
             )
         tokens = prompt_tokens(body)
-        self._record(request, body, tokens)
+        with self._cond:
+            cached = self.prefix_cache.cached_tokens(str(body.get("model") or DEFAULT_MODEL), body, tokens)
+        self._record(request, body, tokens, cached)
         assert self._stopping is not None
         try:
             response = self._next_response(body)
         except Exception as exc:  # a broken responder is a test bug: show it, answer 500
             traceback.print_exc()
             response = error(500, message=f"test server responder failed: {exc!r}")
-        return await response.render(_Exchange(request, body, tokens, self._stopping, self.default))
+        return await response.render(_Exchange(request, body, tokens, self._stopping, self.default, cached))
 
     async def _handle_models(self, request: web.Request) -> web.StreamResponse:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.models]

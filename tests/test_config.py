@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
-TOKEN = "discord-token-abcdefghijklmnop.QRSTUV.wxyz0123456789"
+TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GfAkEd.not-a-real-token-abcdefghijklmnopqrstuv"  # shaped like a real one
 API_KEY = "sk-test-key-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 SETTING_NAMES = sorted(name.upper() for name in Settings.model_fields)
 
@@ -298,3 +298,69 @@ def test_env_example_shows_the_defaults(isolated: Path) -> None:
     from_example = Settings()
     defaults = Settings(discord_token=TOKEN, _env_file=None)
     assert from_example.model_dump() == defaults.model_dump()
+
+
+# --- every problem at once; a token that cannot be one ------------------------------------------------------
+
+
+def test_every_missing_setting_is_named_in_one_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = error_of(monkeypatch)  # nothing set at all: a fresh clone's first start
+    assert "DISCORD_TOKEN is required" in message and "OPENAI_API_KEY is required" in message
+
+
+def test_malformed_and_cross_setting_problems_come_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = error_of(
+        monkeypatch, MEMORY_TOP_K="many", MEMORY_DEBOUNCE_SECONDS="60", MEMORY_MAX_WAIT_SECONDS="10", SHARD_IDS="1"
+    )
+    for name in ("DISCORD_TOKEN", "MEMORY_TOP_K", "OPENAI_API_KEY", "MEMORY_MAX_WAIT_SECONDS", "SHARD_IDS needs"):
+        assert name in message, name
+    assert message.count("invalid configuration") == 1
+
+
+def test_a_malformed_value_is_not_also_blamed_on_its_neighbour(monkeypatch: pytest.MonkeyPatch) -> None:
+    minimal(monkeypatch)
+    message = error_of(monkeypatch, MEMORY_DEBOUNCE_SECONDS="a minute", MEMORY_MAX_WAIT_SECONDS="10")
+    assert "MEMORY_DEBOUNCE_SECONDS" in message
+    assert "MEMORY_MAX_WAIT_SECONDS must be at least" not in message, "the default stood in only to check the rest"
+
+
+CLIENT_SECRET = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW"
+PUBLIC_KEY = "3f1c2b9e8d7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e"
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (f"Bot {TOKEN}", "starts with 'Bot '"),
+        ("123456789012345678", "is a number"),
+        (CLIENT_SECRET, "is not a bot token"),
+        (PUBLIC_KEY, "is not a bot token"),
+        (TOKEN.rsplit(".", 1)[0], "is not a bot token"),  # cut short while pasting
+        (f'"{TOKEN}"', "is not a bot token"),  # quotes from a shell export kept by a compose env_file
+        ("bm90IGFuIGlkIGF0IGFsbA.GfAkEd.not-a-real-token-abcdefghijklmnopqrstuv", "is not a bot token"),
+    ],
+    ids=["bot-prefix", "application-id", "client-secret", "public-key", "two-parts", "quoted", "first-not-an-id"],
+)
+def test_a_malformed_discord_token_is_named_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, value: str, says: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    message = error_of(monkeypatch, DISCORD_TOKEN=value)
+    assert f"DISCORD_TOKEN {says}" in message
+    assert value not in message and value.strip('"')[:16] not in message
+
+
+def test_the_console_needs_no_discord_token_even_a_malformed_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    assert load_settings(discord=False).chat_model == "gpt-4o-mini"
+    monkeypatch.setenv("DISCORD_TOKEN", CLIENT_SECRET)
+    assert load_settings(discord=False).discord_token.get_secret_value() != CLIENT_SECRET
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(SettingsError, match="OPENAI_API_KEY"):
+        load_settings(discord=False)
+
+
+def test_the_endpoint_is_described_without_credentials() -> None:
+    assert describe_endpoint(None) == "https://api.openai.com/v1 (OpenAI)"
+    assert describe_endpoint("https://me:pw-123456@llm.example:8443/v1?api-key=abcdef") == "https://llm.example:8443/v1"
+    assert describe_endpoint("http://[::1]:11434/v1") == "http://[::1]:11434/v1"

@@ -19,8 +19,11 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from tests.llm_server import (
+    CACHE_BLOCK_TOKENS,
+    CACHE_MIN_TOKENS,
     REJECT_RESPONSE_FORMAT_MESSAGE,
     ChatServer,
+    PrefixCache,
     Reply,
     drop,
     dump_script,
@@ -30,6 +33,7 @@ from tests.llm_server import (
     json_reply,
     junk,
     load_script,
+    prompt_text,
     raw_body,
     reject_response_format_then,
     reply,
@@ -332,3 +336,68 @@ def test_reply_is_a_plain_dataclass() -> None:
     """Factories return comparable values, so scripts can be built, compared and dumped."""
     assert reply("x") == Reply("x")
     assert huge(10) == Reply("x" * 10)
+
+
+# --- prompt caching, reported as OpenAI does -----------------------------------------------------------------
+
+LONG_SYSTEM = "You are a careful assistant. " * 300  # 8,700 characters: about 2,175 tokens by the 4-character rule
+
+
+def conversation(*turns: str) -> list[ChatCompletionMessageParam]:
+    return [{"role": "system", "content": LONG_SYSTEM}, *({"role": "user", "content": t} for t in turns)]
+
+
+async def cached_tokens_of(client: openai.AsyncOpenAI, messages: list[ChatCompletionMessageParam],
+                           model: str = "test-model") -> tuple[int, int]:
+    completion = await client.chat.completions.create(model=model, messages=messages)
+    assert completion.usage is not None and completion.usage.prompt_tokens_details is not None
+    return completion.usage.prompt_tokens, completion.usage.prompt_tokens_details.cached_tokens or 0
+
+
+async def test_cached_tokens_are_the_earlier_shared_prefix_in_128_token_blocks(
+    client: openai.AsyncOpenAI, chat_server: ChatServer
+) -> None:
+    chat_server.default = reply("ok")
+    _, first_cached = await cached_tokens_of(client, conversation("hello"))
+    assert first_cached == 0  # nothing seen before
+    total, cached = await cached_tokens_of(client, conversation("hello", "and a second question"))
+    shared = len(prompt_text({"messages": conversation("hello")})) // 4
+    assert cached % CACHE_BLOCK_TOKENS == 0 and CACHE_MIN_TOKENS <= cached <= shared < total
+    assert shared - cached < CACHE_BLOCK_TOKENS  # every whole block of the shared prefix counts
+    assert chat_server.requests[-1]["cached_tokens"] == cached
+    # A change at the start leaves nothing to reuse; another model has its own cache.
+    assert (await cached_tokens_of(client, [{"role": "system", "content": "X" + LONG_SYSTEM}]))[1] == 0
+    assert (await cached_tokens_of(client, conversation("hello"), model="other-model"))[1] == 0
+    assert (await cached_tokens_of(client, conversation("hello"), model="other-model"))[1] > 0
+
+
+async def test_short_prompts_are_never_cached(client: openai.AsyncOpenAI, chat_server: ChatServer) -> None:
+    chat_server.default = reply("ok")
+    short = [{"role": "system", "content": "x" * 3000}, {"role": "user", "content": "hi"}]
+    for _ in range(2):
+        assert (await cached_tokens_of(client, short))[1] == 0  # identical, but under 1,024 tokens
+
+
+async def test_a_stream_reports_cached_tokens_in_its_usage_chunk(
+    client: openai.AsyncOpenAI, chat_server: ChatServer
+) -> None:
+    chat_server.default = reply("streamed answer")
+    await cached_tokens_of(client, conversation("hello"))
+    stream = await client.chat.completions.create(
+        model="test-model", messages=conversation("hello", "more"), stream=True,
+        stream_options={"include_usage": True},
+    )
+    usage = None
+    async for chunk in stream:
+        usage = chunk.usage or usage
+    assert usage is not None and usage.prompt_tokens_details is not None
+    assert (usage.prompt_tokens_details.cached_tokens or 0) >= CACHE_MIN_TOKENS
+
+
+def test_prefix_cache_counts_only_whole_blocks_from_the_start() -> None:
+    cache = PrefixCache(block_chars=4)
+    assert cache.match("m", "abcdefghij") == 0
+    assert cache.match("m", "abcdefgXij") == 4  # the second block differs: only the first is reused
+    assert cache.match("m", "abcdefgh") == 8
+    assert cache.match("m", "Xbcdefgh") == 0
+    assert cache.match("n", "abcdefgh") == 0

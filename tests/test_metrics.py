@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.metrics import error_kind
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
-from tests.helpers import Harness, ScriptedLLM, build_harness
+from tests.helpers import CHAT_MODEL, Harness, ScriptedLLM, build_harness
 from tests.llm_server import ChatServer, error, extraction
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -89,6 +89,9 @@ async def test_a_reply_and_an_extraction_move_the_counters(make_harness: MakeHar
     assert value(after, "memorybot_reply_latency_seconds_sum") > 0
     assert value(after, "memorybot_llm_requests_total", purpose="chat") == 1
     assert value(after, "memorybot_llm_requests_total", purpose="extraction") == 1
+    chat_request = h.llm.requests(CHAT_MODEL)[-1]
+    assert value(after, "memorybot_llm_prompt_tokens_total", purpose="chat") == chat_request["prompt_tokens"] > 0
+    assert value(after, "memorybot_llm_cached_prompt_tokens_total", purpose="chat") == 0  # a short first prompt
     assert value(after, "memorybot_extractions_total", outcome="saved") == 1
     assert value(after, "memorybot_facts_stored_total") == 1
     assert value(after, "memorybot_journal_pending_turns") == 0
@@ -119,6 +122,23 @@ async def test_a_reply_and_an_extraction_move_the_counters(make_harness: MakeHar
     assert value(await scrape(port), "memorybot_gateway_connected") == 0
     assert b"memorybot_" not in generate_latest(REGISTRY)  # the global registry is never used
     assert ALICE_ID  # (the scene's user)
+
+
+async def test_prompt_tokens_reused_by_the_endpoints_cache_are_exported(make_harness: MakeHarness) -> None:
+    """Two DM replies through the gateway with a long system prompt: the second prompt starts with the first (the
+    layout keeps it so), the endpoint reports that prefix as cached, and the metric carries its figure."""
+    port = free_port()
+    h = await make_harness(metrics_port=port, system_prompt="You are a patient, thorough helper. " * 150)
+    s = make_scene(h)
+    await dispatched(h, h.discord.message(s.alice_dm, s.alice_user, "hello there"))
+    await dispatched(h, h.discord.message(s.alice_dm, s.alice_user, "tell me more"))
+    first, second = h.llm.requests(CHAT_MODEL)
+    assert first["cached_tokens"] == 0 and second["cached_tokens"] >= 1024
+    metrics = await scrape(port)
+    assert value(metrics, "memorybot_llm_cached_prompt_tokens_total", purpose="chat") == second["cached_tokens"]
+    assert value(metrics, "memorybot_llm_prompt_tokens_total", purpose="chat") == (
+        first["prompt_tokens"] + second["prompt_tokens"]
+    )
 
 
 async def test_off_by_default_and_loopback_only(make_harness: MakeHarness) -> None:

@@ -6,12 +6,15 @@ Endpoints differ, and a reply must work on all of them:
   and a temperature is sent only when one is configured (and dropped, remembered, if the endpoint refuses it);
 - a server without vision refuses image parts: the request is retried once without them and the answer says so;
 - a server without streaming refuses `stream` (or answers a plain body): `open_stream` returns None and the
-  caller asks for one answer instead;
+  caller asks for one answer instead; streams ask for a closing usage chunk (`stream_options`), unless the
+  endpoint refuses that (remembered);
 - thinking (`<think>` blocks, `reasoning_content`) is never part of the answer; with a `ThinkingGuard`, each answer
   teaches what the model does with its reasoning (a lone `</think>`) and each stream carries how much of it may be
   shown while it arrives (`ChatStream.reveal`, see `bot.chat.thinking`);
 - a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
   `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
+The tokens each endpoint reports (`usage`, with the prompt tokens it served from its prompt cache) add up in
+`ChatModel.usage`, which the metrics read.
 """
 
 from __future__ import annotations
@@ -48,6 +51,32 @@ class Answer:
 
     text: str
     images_dropped: bool = False
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+@dataclass(slots=True)
+class TokenUsage:
+    """What the endpoint reported for the reply calls: prompt tokens, how many of them it served from its prompt
+    cache (`usage.prompt_tokens_details.cached_tokens`; 0 where an endpoint does not say) and completion tokens.
+    A missing or malformed `usage` counts as nothing."""
+
+    reported: int = 0  # calls that reported a usage
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, usage: Any) -> None:
+        if usage is None:
+            return
+        prompt = _count(getattr(usage, "prompt_tokens", None))
+        self.reported += 1
+        self.prompt_tokens += prompt
+        details = getattr(usage, "prompt_tokens_details", None)
+        self.cached_tokens += min(prompt, _count(getattr(details, "cached_tokens", None)))
+        self.completion_tokens += _count(getattr(usage, "completion_tokens", None))
 
 
 def visible_answer(raw: str) -> str:
@@ -104,12 +133,14 @@ class ChatStream:
         images_dropped: bool,
         reveal: Reveal = Reveal.LIVE,
         learn: Learn | None = None,
+        usage: TokenUsage | None = None,
     ) -> None:
         self._stream = stream
         self.images_dropped = images_dropped
         self.reveal = reveal
         self._learn = learn
         self.chunks = 0
+        self._usage = usage if usage is not None else TokenUsage()
 
     async def deltas(self) -> AsyncIterator[str]:
         raw: list[str] = []
@@ -117,6 +148,7 @@ class ChatStream:
         try:
             async for chunk in self._stream:
                 self.chunks += 1
+                self._usage.add(getattr(chunk, "usage", None))  # the closing chunk, when asked for
                 text = _delta_text(chunk)
                 if text:
                     raw.append(text)
@@ -158,8 +190,10 @@ def _completion_text(response: Any) -> str:
 def _log_usage(model: str, response: Any) -> None:
     usage = getattr(response, "usage", None)
     log.info(
-        "reply: model=%s prompt_tokens=%s completion_tokens=%s",
-        model, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+        "reply: model=%s prompt_tokens=%s cached_tokens=%s completion_tokens=%s",
+        model, getattr(usage, "prompt_tokens", None),
+        getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),
+        getattr(usage, "completion_tokens", None),
     )
 
 
@@ -184,6 +218,8 @@ class ChatModel:
         self.limit_field: str = "max_tokens" if limit_field == "auto" else limit_field
         self._learn_limit_field = limit_field == "auto"
         self.streaming_supported = True
+        self.stream_usage_supported = True
+        self.usage = TokenUsage()
 
     def _params(self, messages: Sequence[ChatCompletionMessageParam]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": list(messages), self.limit_field: self.max_tokens}
@@ -194,7 +230,7 @@ class ChatModel:
     async def _create(self, messages: Sequence[ChatCompletionMessageParam], **extra: Any) -> tuple[Any, bool]:
         """One request, adapted to what the endpoint refuses: the response and whether images were dropped."""
         images_dropped = False
-        for _ in range(4):  # each adaptation happens at most once
+        for _ in range(5):  # each adaptation happens at most once
             try:
                 response = await self._client.with_options(max_retries=1).chat.completions.create(
                     **self._params(messages), **extra
@@ -202,6 +238,11 @@ class ChatModel:
             except (ValueError, TypeError) as error:  # the SDK decoding a body that is not JSON
                 raise UnusableAnswer(f"the answer could not be decoded ({type(error).__name__})") from error
             except openai.APIStatusError as error:
+                if "stream_options" in extra and _rejects(error, "stream_options"):
+                    log.warning("model %s refuses stream_options; streaming without a usage chunk", self.model)
+                    self.stream_usage_supported = False
+                    extra = {key: value for key, value in extra.items() if key != "stream_options"}
+                    continue
                 if self._learn_limit_field and self.limit_field == "max_tokens" and _rejects(error, "max_tokens"):
                     log.warning("model %s refuses max_tokens; using max_completion_tokens from now on", self.model)
                     self.limit_field = "max_completion_tokens"
@@ -225,6 +266,7 @@ class ChatModel:
         text = _completion_text(response)
         _log_usage(self.model, response)
         await self._learn(text, True)
+        self.usage.add(getattr(response, "usage", None))
         return Answer(visible_answer(text), images_dropped)
 
     async def _learn(self, raw: str, complete: bool) -> None:
@@ -243,8 +285,11 @@ class ChatModel:
         """A streamed answer, or None when this endpoint does not stream (remembered: it is not asked again)."""
         if not self.streaming_supported:
             return None
+        extra: dict[str, Any] = {"stream": True}
+        if self.stream_usage_supported:
+            extra["stream_options"] = {"include_usage": True}
         try:
-            stream, images_dropped = await self._create(messages, stream=True)
+            stream, images_dropped = await self._create(messages, **extra)
         except openai.APIStatusError as error:
             if _rejects(error, "stream"):
                 log.warning("model %s refuses streaming; sending whole answers from now on", self.model)
@@ -253,4 +298,6 @@ class ChatModel:
             raise
         if not isinstance(stream, openai.AsyncStream):
             raise UnusableAnswer("the endpoint did not answer with a stream")
-        return ChatStream(stream, images_dropped=images_dropped, reveal=self.reveal(), learn=self._learn)
+        return ChatStream(
+            stream, images_dropped=images_dropped, reveal=self.reveal(), learn=self._learn, usage=self.usage
+        )

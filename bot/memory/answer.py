@@ -11,9 +11,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from bot.memory.models import FACT_CATEGORIES, HISTORY_SECTIONS, USER_SECTIONS
+from bot.memory.sensitive import marked_category
 
 
 def _coerce_confidence(value: Any) -> float:
@@ -94,6 +95,21 @@ class NewFact(BaseModel):
     content: str
     category: str = "context"
     confidence: float = 0.0
+    # The model's mark for health, sex life, religion, politics or finances (None: not marked); see `sensitive`.
+    sensitive: str | None = None
+
+    @field_validator("sensitive", mode="before")
+    @classmethod
+    def _sensitive(cls, value: Any) -> str | None:
+        return marked_category(value)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_mark(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Unmarked facts keep the documented shape (content, category, confidence)."""
+        data = handler(self)
+        if isinstance(data, dict) and self.sensitive is None:
+            data.pop("sensitive", None)
+        return data
 
     @field_validator("confidence", mode="before")
     @classmethod

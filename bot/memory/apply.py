@@ -4,6 +4,8 @@
 - `factsToRemove` removes only ids that exist (a hallucinated id is ignored, never an error), never a fact the user
   wrote or corrected, and not a fact about the same thing as a new fact that was not stored ("loves X" stays when
   "hates X" is refused or below the threshold: a correction without its replacement would just lose memory).
+- The model's sensitive-data mark travels with a new fact (`sensitive`), for the write gate, which withholds what
+  the user did not ask to keep (`bot.memory.gate`, `bot.memory.withhold`).
 - New facts need the confidence threshold, must pass the poisoning guard, and are de-duplicated: an exact
   (case-, width- and space-insensitive) or near duplicate confirms the existing fact instead of adding a copy.
 - Past the cap, the least valuable facts (lowest confidence, then least recently confirmed) are evicted; facts the
@@ -184,17 +186,18 @@ def apply_extraction(
                 existing.content = content  # merge: keep the id, take the more detailed wording
             report.facts_confirmed += 1
             continue
-        memory.facts.append(
-            Fact(
-                id=_unused_id(memory),
-                content=content,
-                category=candidate.category,
-                confidence=candidate.confidence,
-                createdAt=stamp,
-                source=source,
-                lastConfirmedAt=stamp,
-            )
+        fact = Fact(
+            id=_unused_id(memory),
+            content=content,
+            category=candidate.category,
+            confidence=candidate.confidence,
+            createdAt=stamp,
+            source=source,
+            lastConfirmedAt=stamp,
         )
+        if candidate.sensitive is not None:
+            setattr(fact, "sensitive", candidate.sensitive)  # noqa: B010 (an extra field, kept with the fact)
+        memory.facts.append(fact)
         report.facts_added += 1
 
     kept_back = [fact for fact in removed if any(_same_subject(fact.content, text) for text in dropped)]

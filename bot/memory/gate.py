@@ -17,8 +17,11 @@ apply:
     token (letters and digits mixed: a code, a handle, an order number) that neither the user's turns of the batch
     nor the memory the model was shown contain, so words of other people quoted in the bot's replies are not
     learned as this user's;
-  - credentials are never stored and sensitive categories need the user's request (`bot.memory.rights`).
-- **The user** (`UserAuthor`, the `/memory` commands): their text is checked for credentials; refused with one line.
+  - credentials are never stored, and sensitive data (health, sex life, religion, politics, finances: the model's
+    mark or the code backstop) only when the user asked in this batch to remember it (`requests`); a summary keeps
+    only the sentences that hold neither (`bot.memory.withhold`).
+- **The user** (`UserAuthor`, the `/memory` commands): a fact they write that holds a credential is refused with one
+  line (`InvalidRequest`) naming the kind of secret, never the secret; their own sensitive words are theirs to keep.
 - **The system** (`SystemAuthor`: retention, retracting what deleted messages taught): no extra rule.
 
 The gate changes `after` in place and reports what it held back (counts only).
@@ -27,11 +30,13 @@ The gate changes `after` in place and reports what it held back (counts only).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
+from bot.memory.errors import InvalidRequest
 from bot.memory.models import Fact, MemoryFile, Place, iso, new_fact_id
 from bot.memory.places import Scope, may_use, reader, summary_place
+from bot.memory.withhold import NO_REQUESTS, Requests, credential_refusal, fact_withheld, summary_kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,7 @@ class ModelAuthor:
     scope: Scope
     now: datetime
     grounding: str = ""
+    requests: Requests = NO_REQUESTS  # what the user asked in this batch to remember (`withhold.requests_in`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +69,10 @@ class GateReport:
     restored: int = 0  # facts or summaries put back as they were
     split: int = 0  # rewordings of another place's (or a shared) fact stored as the place's own fact
     ungrounded: int = 0  # new text holding identifiers the user never wrote
-    notes: list[str] = field(default_factory=list)
+    withheld: int = 0  # credentials, and sensitive data the user did not ask to keep
 
     def held_back(self) -> int:
-        return self.restored + self.split + self.ungrounded
+        return self.restored + self.split + self.ungrounded + self.withheld
 
 
 def admit(before: MemoryFile, after: MemoryFile, author: Author) -> GateReport:
@@ -76,6 +82,9 @@ def admit(before: MemoryFile, after: MemoryFile, author: Author) -> GateReport:
         _place_rule(before, after, author, report)
         _summary_rule(before, after, author, report)
         _grounding_rule(before, after, author, report)
+        _withheld_rule(before, after, author, report)
+    elif isinstance(author, UserAuthor):
+        _no_credentials_from_the_user(before, after)
     return report
 
 
@@ -206,3 +215,54 @@ def _grounding_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, 
             setattr(now.user if hasattr(now.user, name) else now.history, name, old.model_copy(deep=True))
             report.ungrounded += 1
     after.set_place_memory(key, now)
+
+
+# --- withheld data --------------------------------------------------------------------------------------------
+
+
+def _changed_facts(before: MemoryFile, after: MemoryFile) -> list[Fact]:
+    previous = {fact.id: fact.content for fact in before.facts}
+    return [fact for fact in after.facts if previous.get(fact.id) != fact.content]
+
+
+def sensitive_mark(fact: Fact) -> str | None:
+    """The model's sensitive-data mark on a fact it wrote, if any (an extra field)."""
+    value = (fact.model_extra or {}).get("sensitive")
+    return value if isinstance(value, str) else None
+
+
+def _withheld_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, report: GateReport) -> None:
+    changed = {fact.id for fact in _changed_facts(before, after)}
+    previous = {fact.id: fact for fact in before.facts}
+    kept = []
+    for fact in after.facts:
+        if fact.id in changed and fact_withheld(fact.content, sensitive_mark(fact), author.requests) is not None:
+            report.withheld += 1
+            if fact.id in previous:  # a stored fact reworded with withheld words keeps its old wording
+                kept.append(previous[fact.id])
+            continue
+        kept.append(fact)
+    after.facts = kept
+    # A summary may restate sensitive facts memory already holds (they were kept with the user's leave).
+    leave = author.requests.knowing(fact.content for fact in before.facts)
+    key = summary_place(author.place, author.scope)
+    was, now = before.place_memory(key), after.place_memory(key)
+    for (name, old), (_, new) in zip(was.sections(), now.sections(), strict=True):
+        if new.summary == old.summary:
+            continue
+        text = summary_kept(new.summary, leave)
+        if text == new.summary:
+            continue
+        report.withheld += 1
+        if text:
+            new.summary = text
+        else:
+            setattr(now.user if hasattr(now.user, name) else now.history, name, old.model_copy(deep=True))
+    after.set_place_memory(key, now)
+
+
+def _no_credentials_from_the_user(before: MemoryFile, after: MemoryFile) -> None:
+    for fact in _changed_facts(before, after):
+        refusal = credential_refusal(fact.content)
+        if refusal is not None:
+            raise InvalidRequest(refusal)

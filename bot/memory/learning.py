@@ -38,6 +38,7 @@ from bot.memory.policy import MemoryPolicy
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.files.journal import PARKED_RETENTION
 from bot.memory.storage.interfaces import Claim, ClaimLost, PendingTurn, Stale
+from bot.memory.withhold import redacted, requests_in
 from bot.memory.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -175,10 +176,12 @@ class Learning:
             self._count_refusal(reason, len(turns))
             log.debug("turns for %s not learned: %s", key.label(), reason)
             return False
-        # Every pending turn needs an id: it is how a batch is claimed, settled and forgotten.
+        # Every pending turn needs an id: it is how a batch is claimed, settled and forgotten. Secrets (keys,
+        # passwords given as such, card and bank numbers) are cut out here, so they never reach the disk, the
+        # database or the extraction model.
         turns = [
             dataclasses.replace(
-                turn, turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
+                redacted(turn), turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
             )
             for turn in turns
         ]
@@ -277,6 +280,7 @@ class Learning:
         author = ModelAuthor(
             key.place, self.policy.scope, self.clock(),
             grounding="\n".join([*own_words, json.dumps(memory_for_prompt(shown), ensure_ascii=False)]),
+            requests=requests_in(fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
         )
         held = GateReport()
         try:
@@ -313,10 +317,10 @@ class Learning:
         self._requeues.pop(_requeue_marker(key, turns), None)
         log.info(
             "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, -%d removed, "
-            "%d below threshold, %d refused, %d evicted, %d held back by the gate",
+            "%d below threshold, %d refused, %d evicted, %d held back by the gate (%d withheld)",
             key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
             report.facts_removed, report.facts_below_threshold, report.facts_refused, report.facts_evicted,
-            held.held_back(),
+            held.held_back(), held.withheld,
         )
         if claim.owner is None:  # a leased claim was settled by the save itself
             await self._mark_done(key, ids, claim)

@@ -20,7 +20,7 @@ from bot.memory.learning import LearningTicket
 from bot.memory.models import DM_PLACE, Fact, Place, SwitchTarget
 from bot.memory.places import Scope, may_use, reader, usable_facts, usable_summaries
 from bot.memory.policy import MemoryPolicy
-from bot.memory.render import PlacedSummary, parse_section_ref, render_block
+from bot.memory.render import MemoryPrompt, PlacedSummary, parse_section_ref, render_block
 from bot.memory.selector import FactSelector
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.interfaces import ReplyRecord, Stale
@@ -29,15 +29,6 @@ from bot.storage.lru import LruCache
 log = logging.getLogger(__name__)
 
 OffLoop = Callable[..., Awaitable[Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPrompt:
-    """The memory block for one reply and what it carries (summary names, fact ids), for the reply's record."""
-
-    text: str = ""
-    sections: tuple[str, ...] = ()
-    fact_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +93,7 @@ class Recall:
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
         )
-        return MemoryPrompt(block.text, block.sections, block.fact_ids)
+        return block
 
     def _selection_key(self, user_id: int, reading: Place) -> str:
         """The selector caches one index per key: the user's whole memory for DMs, a subset per other place."""

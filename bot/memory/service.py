@@ -28,7 +28,8 @@ from bot.memory.learning import Learning, LearningTicket
 from bot.memory.models import ConversationKey, Fact, IncomingMessage, MemoryFile, Place, SwitchTarget, utc_now
 from bot.memory.policy import MemoryPolicy
 from bot.memory.privacy import MAX_MODE_MINUTES, PrivacyRecord
-from bot.memory.recall import MemoryPrompt, Recall, RecalledItem
+from bot.memory.recall import Recall, RecalledItem
+from bot.memory.render import MemoryPrompt
 from bot.memory.retention import Sweeper, sweep_silent_users
 from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot

@@ -47,10 +47,11 @@ class MemoryWriter:
                 evict_overflow(draft, self.max_facts)
             if held.held_back():
                 log.info(
-                    "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded",
-                    user_id, held.restored, held.split, held.ungrounded,
+                    "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded, %d withheld",
+                    user_id, held.restored, held.split, held.ungrounded, held.withheld,
                 )
             if report is not None:
                 report.restored += held.restored
                 report.split += held.split
                 report.ungrounded += held.ungrounded
+                report.withheld += held.withheld

@@ -124,3 +124,42 @@ async def test_null_usage_counts_are_fine(chat_server: ChatServer, client: Async
         b'{"choices":[{"message":{"content":"fine"}}],"usage":{"prompt_tokens":null,"completion_tokens":null}}'
     ))
     assert await model(client).reply(MESSAGES) == "fine"
+    chat = model(client)
+    chat_server.enqueue(raw_body(
+        b'{"choices":[{"message":{"content":"ok"}}],"usage":{"prompt_tokens":"many",'
+        b'"prompt_tokens_details":{"cached_tokens":-3}}}'
+    ))
+    assert await chat.reply(MESSAGES) == "ok"
+    assert (chat.usage.prompt_tokens, chat.usage.cached_tokens) == (0, 0)  # junk counts as nothing
+
+
+LONG: list[ChatCompletionMessageParam] = [{"role": "system", "content": "Be brief. " * 600}]
+
+
+async def test_usage_and_cached_tokens_add_up_for_whole_and_streamed_answers(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.default = reply("fine")
+    chat = model(client)
+    await chat.reply([*LONG, {"role": "user", "content": "first"}])
+    assert chat.usage.reported == 1 and chat.usage.prompt_tokens == chat_server.requests[-1]["prompt_tokens"]
+    assert chat.usage.cached_tokens == 0
+    stream = await chat.open_stream([*LONG, {"role": "user", "content": "second"}])
+    assert stream is not None
+    assert "".join([d async for d in stream.deltas()]) == "fine"
+    assert chat_server.requests[-1]["body"]["stream_options"] == {"include_usage": True}
+    assert chat.usage.reported == 2
+    assert chat.usage.cached_tokens == chat_server.requests[-1]["cached_tokens"] >= 1024  # the shared system prompt
+    assert chat.usage.prompt_tokens == sum(r["prompt_tokens"] for r in chat_server.requests)
+
+
+async def test_an_endpoint_refusing_stream_options_still_streams(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.responder = lambda body: reject_features(reply("streamed"), "stream_options")
+    chat = model(client)
+    for _ in range(2):
+        stream = await chat.open_stream(MESSAGES)
+        assert stream is not None
+        assert "".join([d async for d in stream.deltas()]) == "streamed"
+    assert chat.streaming_supported and not chat.stream_usage_supported
+    assert ["stream_options" in r["body"] for r in chat_server.requests] == [True, False, False]  # asked once
+    assert chat.usage.reported == 0

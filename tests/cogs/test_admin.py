@@ -26,8 +26,8 @@ from tests.helpers import (
     make_interaction,
     make_member,
     make_settings,
+    memory_text,
     seed_memory,
-    system_text,
 )
 
 SECRET = "secret-1111-77 keeps bees on the roof of her flat in Leeds"
@@ -128,11 +128,11 @@ async def test_recall_off_keeps_memory_out_of_replies_there_only(scene: Scene) -
     await admin(h, "server", admin_interaction(scene, admin=True), learning=True, recall=False)
     await dispatched(h, h.discord.mention_bot(scene.general, scene.alice, "what do you know about bees?"))
     await dispatched(h, h.discord.mention_bot(scene.thread, scene.alice, "and about Leeds?"))
-    prompts = [system_text(body) for body in h.llm.chat_requests]
+    prompts = [memory_text(body) for body in h.llm.chat_requests]
     assert len(prompts) == 2 and not any("secret-1111-77" in p for p in prompts)
     assert h.llm.extraction_requests  # learning stayed on
     await dispatched(h, h.discord.message(scene.alice_dm, scene.alice_user, "what do you know about bees?"))
-    assert "secret-1111-77" in system_text(h.llm.chat_requests[-1])
+    assert "secret-1111-77" in memory_text(h.llm.chat_requests[-1])
 
 
 async def test_a_channel_switch_covers_its_threads_and_not_other_channels(scene: Scene) -> None:
@@ -160,7 +160,7 @@ async def test_the_operators_lists_switch_learning_and_recall_off(make_harness: 
     await seed_memory(h.memory, ALICE_ID, ["secret-1111-78 plays the oboe"])
     await dispatched(h, h.discord.mention_bot(channel, alice, f"remember: {SECRET}"))
     assert len(h.discord.sent) == 1 and not learned_anything(h)
-    assert "secret-1111-78" not in system_text(h.llm.chat_requests[-1])
+    assert "secret-1111-78" not in memory_text(h.llm.chat_requests[-1])
     # An admin cannot switch it back on from Discord.
     interaction = make_interaction(alice, guild=guild, channel=channel)
     interaction.permissions = discord.Permissions(manage_guild=True)

@@ -3,6 +3,7 @@ when it answers, what the prompt holds, how it sends, typing, learning, rate lim
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -19,6 +20,7 @@ from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (
     BOT_ID,
     Harness,
+    dispatch,
     extraction_input,
     http_error,
     make_client_user,
@@ -26,10 +28,10 @@ from tests.helpers import (
     make_member,
     make_role,
     make_user,
+    memory_text,
     next_id,
     seed_memory,
     spec,
-    system_text,
 )
 from tests.llm_server import error, extraction, reply
 
@@ -234,7 +236,7 @@ async def test_the_prompt_has_the_system_prompt_the_date_and_only_the_speakers_m
     before = today_lines()
     await h.chat.on_message(h.discord.mention_bot(s.general, s.alice, "any advice about my bees?"))
     dates = before | today_lines()
-    system = system_text(h.llm.chat_requests[0])
+    system = memory_text(h.llm.chat_requests[0])
     assert system.startswith("You are Testy, the test bot of this server.")
     assert any(date in system for date in dates)
     assert "Keeps bees on her roof" in system
@@ -247,8 +249,32 @@ async def test_a_user_without_memory_gets_no_memory_block(scene: Scene) -> None:
     h = scene.h
     await seed_memory(h.memory, BOB_ID, ["Plays the oboe in an orchestra"])
     await h.chat.on_message(h.discord.message(scene.alice_dm, scene.alice_user, "hi!"))
-    system = system_text(h.llm.chat_requests[0])
+    system = memory_text(h.llm.chat_requests[0])
     assert "<user_memory" not in system and "oboe" not in system
+
+
+async def test_replies_share_their_start_and_carry_the_facts_last(scene: Scene) -> None:
+    """Through the gateway: the memory profile sits in the system message and never changes with the facts, the
+    facts chosen for a message end that message, and each prompt starts with the whole previous one except the
+    facts (the part a prefix cache can reuse)."""
+    h = scene.h
+    await seed_memory(h.memory, ALICE_ID, ["Keeps bees on her roof", "Plays chess on Sundays"],
+                      workContext="Alice is a beekeeper")
+    for text in ("my bees are swarming", "what about chess openings?", "bees again: honey harvest", "thanks!"):
+        await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
+    prompts = [body["messages"] for body in h.llm.chat_requests]
+    assert len(prompts) == 4
+    assert len({str(messages[0]["content"]) for messages in prompts}) == 1  # the system message never moved
+    system = str(prompts[0][0]["content"])
+    assert "Alice is a beekeeper" in system and "bees on her roof" not in system and "chess" not in system
+    for messages in prompts:
+        said, facts = str(messages[-1]["content"]).split("\n\n", 1)
+        assert facts.startswith('<user_memory about="Alice">\nFacts (most relevant first):')
+        assert "Keeps bees on her roof" in facts and facts.endswith("</user_memory>")
+    assert said == "Alice: thanks!"
+    for before, after in itertools.pairwise(prompts):
+        assert after[: len(before) - 1] == before[:-1]
+        assert after[len(before) - 1]["content"] == str(before[-1]["content"]).split("\n\n", 1)[0]
 
 
 async def test_history_is_in_order_with_names_and_the_bots_own_messages_as_assistant(scene: Scene) -> None:

@@ -203,7 +203,7 @@ async def test_temperature_is_sent_only_when_configured(make_harness: MakeHarnes
     assert body["temperature"] == 0.3 and "max_tokens" not in body and "max_completion_tokens" in body
 
 
-# --- malformed answers and deleted messages (issue 16 items 4 and 5) ----------------------------------------
+# --- malformed answers and deleted messages ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])

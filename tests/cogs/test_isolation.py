@@ -1,4 +1,4 @@
-"""Nothing leaks between users (issue 6, "Nothing leaked"), through the whole chat → memory → commands pipeline.
+"""Nothing leaks between users, through the whole chat → memory → commands pipeline.
 
 Three people talk to the bot at once, interleaved at random (seeded) in a shared channel, a second channel, a
 thread and their DMs: by @mention, by replying to the bot, and in plain chatter the bot does not answer. Every
@@ -28,8 +28,8 @@ from tests.helpers import (
     make_interaction,
     make_member,
     make_user,
+    memory_text,
     owners_in,
-    system_text,
     tokens_in,
 )
 from tests.llm_server import extraction, reply
@@ -49,7 +49,7 @@ def worst_case_extraction(body: dict[str, Any]) -> Any:
 
 def echoing_chat(body: dict[str, Any]) -> Any:
     """Repeats every token of its system prompt and of the message it answers (not the channel's history)."""
-    seen = tokens_in(system_text(body)) | tokens_in(str(body["messages"][-1]["content"]))
+    seen = tokens_in(memory_text(body)) | tokens_in(str(body["messages"][-1]["content"]))
     return reply("Noted: " + " ".join(sorted(seen)) if seen else "Noted.")
 
 
@@ -140,13 +140,14 @@ async def test_no_user_ever_sees_or_keeps_another_users_words(make_harness: Make
         if spoke:
             assert tokens_in(text) & spoke, f"{NAMES[uid]} spoke but nothing was learned"
 
-    # Reply prompts: the system prompt (with the memory block) carries the speaker's memory only; in a DM the
-    # whole prompt is theirs (the channel history in a server is public context, labelled by name).
+    # Reply prompts: the memory (the profile in the system prompt, the facts ending the newest message) carries
+    # the speaker's memory only; in a DM the whole prompt is theirs (the channel history in a server is public
+    # context, labelled by name).
     for body in h.llm.chat_requests:
-        last = str(body["messages"][-1]["content"])
-        speaker = BY_NAME[last.split(":", 1)[0]]
-        assert_only(system_text(body), speaker, "reply system prompt")
-        [token] = tokens_in(last)
+        said = str(body["messages"][-1]["content"]).split("\n\n<user_memory", 1)[0]  # before the facts block
+        speaker = BY_NAME[said.split(":", 1)[0]]
+        assert_only(memory_text(body), speaker, "reply memory")
+        [token] = tokens_in(said)
         if world.addressed[token][1] == "dm":
             assert_only(json.dumps(body["messages"]), speaker, "DM reply prompt")
 

@@ -21,9 +21,9 @@ from tests.helpers import (
     make_guild,
     make_interaction,
     make_user,
+    memory_text,
     press,
     seed_memory,
-    system_text,
 )
 from tests.llm_server import extraction
 
@@ -70,7 +70,7 @@ async def chat(h: Harness, user: Any, text: str, channel: Any = None) -> Any:
 
 
 def last_system_prompt(h: Harness) -> str:
-    return system_text(h.llm.chat_requests[-1])
+    return memory_text(h.llm.chat_requests[-1])
 
 
 def said_by_user(body: dict[str, Any]) -> list[str]:

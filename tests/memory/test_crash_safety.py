@@ -1,4 +1,4 @@
-"""Crash safety of memory files with a real process and real SIGKILLs (issue 2).
+"""Crash safety of memory files with a real process and real SIGKILLs.
 
 `crash_writer.py` updates one user's memory in a loop through `MemoryStore.edit`, printing each generation once it
 is durably committed. We kill it with SIGKILL at random moments, `KILLS` times, restarting it on the same folder,

@@ -224,7 +224,7 @@ async def prompt_in(engine: Engine, place: Place) -> str:
 async def test_a_public_batch_is_never_shown_dm_memory_and_writes_only_its_place(
     engine: Engine, chat_server: ChatServer
 ) -> None:
-    await learn(engine, chat_server, DM, "between us: I'm being treated for depression",
+    await learn(engine, chat_server, DM, "between us, remember that I'm being treated for depression",
                 "Is being treated for depression", "Coping with depression")
     shown = await learn(engine, chat_server, PUBLIC_A, "any hiking trails near Lyon?",
                         "Likes hiking near Lyon", "Planning a hike near Lyon")
@@ -328,7 +328,7 @@ async def test_scope_user_keeps_one_memory_everywhere(tmp_path: Path, chat_serve
     built = make_engine(tmp_path, chat_server.base_url, scope="user")
     await built.service.open()
     try:
-        await learn(built, chat_server, DM, "between us: I'm being treated for depression",
+        await learn(built, chat_server, DM, "between us, remember that I'm being treated for depression",
                     "Is being treated for depression", "Coping with depression")
         shown = await learn(built, chat_server, PUBLIC_A, "hiking?", "Likes hiking", "Planning a hike")
         assert "depression" in json.dumps(shown)  # today's behaviour: one memory
@@ -384,7 +384,7 @@ async def test_forget_section_and_forget_minutes_reach_every_place(engine: Engin
 async def test_what_did_you_remember_names_the_summaries_of_the_place_used(
     engine: Engine, chat_server: ChatServer
 ) -> None:
-    await learn(engine, chat_server, DM, "between us: I'm being treated for depression",
+    await learn(engine, chat_server, DM, "between us, remember that I'm being treated for depression",
                 "Is being treated for depression", "Coping with depression")
     await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
     used = await engine.service.memory_prompt(

@@ -20,7 +20,6 @@ import itertools
 import json
 import logging
 import os
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import aiofiles
 from pydantic import ValidationError
 
 from bot.memory.models import MemoryFile
+from bot.memory.storage.documents import DocumentStore
 from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.interfaces import Claim, Generations, Stale
 from bot.storage.atomic import (
@@ -61,7 +61,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
-class MemoryStore:
+class MemoryStore(DocumentStore):
     """The only code that touches memory files. One instance per process, shared by everyone."""
 
     def __init__(
@@ -73,15 +73,13 @@ class MemoryStore:
         cache_size: int = 1024,
         codec: FileCodec | None = None,
     ) -> None:
+        super().__init__()
         self.folder = folder
         self.codec = codec or FileCodec(folder.parent, None)  # seals the files with MEMORY_ENCRYPTION_KEY
         self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._writer = writer or AtomicWriter()
         self._cache: LruCache[str, _Cached] = LruCache(cache_size)
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._revisions = itertools.count(1)
-        self.cache_hits = 0  # reads answered from the cache (for monitoring)
-        self.cache_misses = 0
 
     def prepare(self) -> None:
         """Create the folder, check it is writable, make it and its files private (an older version created them
@@ -106,19 +104,9 @@ class MemoryStore:
         return self.folder / f"{validate_user_id(user_id)}.json"
 
     def lock_for(self, user_id: int | str) -> asyncio.Lock:
-        uid = validate_user_id(user_id)
-        lock = self._locks.get(uid)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[uid] = lock
-        return lock
+        return self._lock_for(validate_user_id(user_id))
 
     # --- reading -------------------------------------------------------------------------------------------
-
-    async def load(self, user_id: int | str) -> MemoryFile:
-        """The user's memory (empty when none). The returned object is shared: treat it as read-only."""
-        memory, _ = await self.load_with_revision(user_id)
-        return memory
 
     async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]:
         """Memory plus a number that changes whenever the memory does (the selector caches by it)."""
@@ -209,9 +197,6 @@ class MemoryStore:
         await self._writer.write(path, json_bytes(document, indent=2))
         self._remember(uid, memory.model_copy(deep=True), _stamp(os.stat(path)))
 
-    async def forget_user(self, user_id: int) -> bool:
-        return await self.delete(user_id)
-
     async def delete(self, user_id: int | str) -> bool:
         """Remove the user's memory file, the corrupt copies kept aside for them and any temp file of theirs a
         crash left; True when anything was there to remove. Durable (the folder is fsynced)."""
@@ -252,11 +237,6 @@ class MemoryStore:
         if removed:
             fsync_dir(self.folder)
         return removed
-
-    async def export_bytes(self, user_id: int | str) -> bytes:
-        """The user's memory as pretty JSON, for `/memory export`."""
-        memory = await self.load(user_id)
-        return json_bytes(memory.model_dump(mode="json"), indent=2)
 
     async def last_written(self) -> dict[int, float]:
         """user id -> newest modification time of their memory file or its kept-aside copies (the retention

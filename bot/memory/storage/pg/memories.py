@@ -17,12 +17,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
 import json
 import logging
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ import asyncpg
 from pydantic import ValidationError
 
 from bot.memory.models import MemoryFile
+from bot.memory.storage.documents import DocumentStore
 from bot.memory.storage.interfaces import Claim, ClaimLost, Stale
 from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.atomic import json_bytes
@@ -47,17 +46,15 @@ class _Cached:
     memory: MemoryFile
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(DocumentStore):
     """Same contract as the file `MemoryStore`, shared by every process using the database."""
 
     def __init__(self, database: Database, *, cache_size: int = 1024, codec: PostgresCodec | None = None) -> None:
+        super().__init__()
         self.database = database
         self.codec = codec or PostgresCodec(database, None, lock_user=lock_user, data_tables=())
         self._cache: LruCache[int, _Cached] = LruCache(cache_size)
-        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._empty_revisions = itertools.count(-1, -1)  # a missing row: a number no stored revision can be
-        self.cache_hits = 0
-        self.cache_misses = 0
 
     async def open(self) -> None:
         """Nothing to prepare: the schema is migrated when the database is opened."""
@@ -65,21 +62,7 @@ class PostgresMemoryStore:
     async def close(self) -> None:
         """Nothing to close: the pool belongs to the bundle."""
 
-    async def forget_user(self, user_id: int) -> bool:
-        return await self.delete(user_id)
-
-    def _lock_for(self, uid: int) -> asyncio.Lock:
-        lock = self._locks.get(uid)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[uid] = lock
-        return lock
-
     # --- reading -------------------------------------------------------------------------------------------
-
-    async def load(self, user_id: int | str) -> MemoryFile:
-        memory, _ = await self.load_with_revision(user_id)
-        return memory
 
     async def load_with_revision(self, user_id: int | str) -> tuple[MemoryFile, int]:
         uid = user_key(user_id)
@@ -199,10 +182,6 @@ class PostgresMemoryStore:
         """The database keeps no copies aside: nothing to remove."""
         user_key(user_id)
         return 0
-
-    async def export_bytes(self, user_id: int | str) -> bytes:
-        memory = await self.load(user_id)
-        return json_bytes(memory.model_dump(mode="json"), indent=2)
 
     async def last_written(self) -> dict[int, float]:
         """When each user's memory was last written (POSIX seconds), for the retention sweep."""

@@ -1,0 +1,110 @@
+"""Misses and false drops of the sensitive-data backstop, on the development set and on a held-out set.
+
+    .venv/bin/python -m bench.sensitive_gate [--smoke] [--quiet]
+
+The backstop (`bot.memory.sensitive.categories_in`) catches health, sex life, religion, politics and finances in
+facts the extraction model forgot to mark and in summary sentences; without a request to remember, what it catches
+is not stored. `bench/corpora/sensitive_dev.json` is the set its rules were written against; `sensitive_heldout.json`
+was written before the rules and not used to write or tune them. A miss is a sensitive fact it lets through (kept
+unless the model marked it); a false drop is an ordinary fact it would drop, most of them near misses ("Works as a
+nurse", "Follows politics podcasts", "Is a bank teller"). Baseline in the same run: a topic-word list (the words a
+keyword filter would use for the five categories). Every miss and false drop of ours is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.common import Table, exit_code, header, parser
+from bot.memory.sensitive import categories_in
+
+CORPORA = Path(__file__).resolve().parent / "corpora"
+Corpus = dict[str, list[Any]]
+PARTS = ("dev", "heldout")
+
+_TOPIC_WORDS = re.compile(
+    r"\b(?:health|medical|diagnos\w*|disease|illness|disorder|diabet\w*|cancer|depress\w*|anxiety|adhd|autis\w*"
+    r"|therap\w*|medication|pregnan\w*|surgery|hospital\w*|allerg\w*|sober|addict\w*|disab\w*|wheelchair"
+    r"|sex\w*|gay|lesbian|bisexual|queer|trans\w*|polyamor\w*|religio\w*|church|mosque|synagogue|temple|pray\w*"
+    r"|christian|catholic|muslim|jewish|buddhis\w*|hindu|atheist|faith|ramadan|kosher|politic\w*|vot\w*|party"
+    r"|labour|conservative|liberal|democrat\w*|republican\w*|socialist|salary|income|earns?|debt|loans?|mortgage"
+    r"|bankrupt\w*|savings|credit|finance\w*|financial\w*|money|rent|broke|bank)\b",
+    re.IGNORECASE,
+)
+
+
+def baseline(text: str) -> bool:
+    return bool(_TOPIC_WORDS.search(text))
+
+
+def ours(text: str) -> bool:
+    return bool(categories_in(text))
+
+
+def load(part: str) -> Corpus:
+    return dict(json.loads((CORPORA / f"sensitive_{part}.json").read_text(encoding="utf-8")))
+
+
+def errors(check: Callable[[str], bool], corpus: Corpus) -> tuple[list[dict[str, str]], list[str]]:
+    missed = [item for item in corpus["sensitive"] if not check(item["text"])]
+    dropped = [text for text in corpus["clean"] if check(text)]
+    return missed, dropped
+
+
+def fmt(errors: int, total: int) -> str:
+    return f"{errors}/{total} ({100 * errors / total:.1f}%)"
+
+
+def micros_per_text(check: Callable[[str], bool], texts: list[str], rounds: int) -> float:
+    started = time.perf_counter()
+    for _ in range(rounds):
+        categories_in.cache_clear()  # every round classifies afresh
+        for text in texts:
+            check(text)
+    return (time.perf_counter() - started) / (rounds * len(texts)) * 1e6
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser(__doc__)
+    p.add_argument("--quiet", action="store_true", help="counts only, without listing each error")
+    args = p.parse_args(argv)
+    header("sensitive-data backstop: misses and false drops", args.smoke)
+    table = Table("sensitive facts let through (misses) and ordinary facts dropped (false drops)")
+    listing: list[str] = []
+    texts: list[str] = []
+    for part in PARTS:
+        corpus = load(part)
+        texts += [item["text"] for item in corpus["sensitive"]] + corpus["clean"]
+        missed, dropped = errors(ours, corpus)
+        base_missed, base_dropped = errors(baseline, corpus)
+        wrong = [item for item in corpus["sensitive"]
+                 if categories_in(item["text"]) and item["category"] not in categories_in(item["text"])]
+        n_sensitive, n_clean = len(corpus["sensitive"]), len(corpus["clean"])
+        table.add(f"{part}: misses", fmt(len(missed), n_sensitive),
+                  f"baseline {fmt(len(base_missed), n_sensitive)}")
+        table.add(f"{part}: false drops", fmt(len(dropped), n_clean), f"baseline {fmt(len(base_dropped), n_clean)}")
+        table.add(f"{part}: caught under another category", fmt(len(wrong), n_sensitive))
+        by_category = Counter(item["category"] for item in missed)
+        totals = Counter(item["category"] for item in corpus["sensitive"])
+        table.note(f"{part} misses by category: " + ", ".join(f"{name} {by_category[name]}/{totals[name]}"
+                                                             for name in sorted(totals)))
+        listing += [f"{part} miss ({item['category']}): {item['text']!r}" for item in missed]
+        listing += [f"{part} false drop: {text!r}" for text in dropped]
+    rounds = 3 if args.smoke else 30
+    ours_us, base_us = (micros_per_text(check, texts, rounds) for check in (ours, baseline))
+    table.add("time per text", f"{ours_us:.0f} us", f"baseline {base_us:.0f} us")
+    table.note("corpora: bench/corpora/sensitive_{dev,heldout}.json; dev was used to write the rules")
+    table.print()
+    if listing and not args.quiet:
+        print("\n".join(listing), end="\n\n", flush=True)
+    return exit_code([table], smoke=args.smoke)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,386 @@
+"""Sensitive categories: health, sex life, religion, politics and finances are kept only when the user asks.
+
+Three pure parts, used together by the apply step:
+- `marked_category` reads the extraction model's optional `"sensitive"` mark on a new fact, however a model writes
+  it ("health", "Medical", "sexual orientation", true, null);
+- `category_of` is the code backstop for what the model forgot to mark, and for summary sentences (summaries carry
+  no mark): patterns about the user's own condition, orientation, faith, vote or money ("Has type 1 diabetes",
+  "Came out as bisexual", "Votes Labour", "Has $40k in student debt"), not the words alone, so jobs, hobbies and
+  other people stay ("Works as a nurse", "Follows politics podcasts", "Is a bank teller", "Their cat has diabetes");
+- `Requests` (in `bot.memory.consent`) says which sensitive facts the user asked to keep.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+HEALTH = "health"
+SEX_LIFE = "sex life"
+RELIGION = "religion"
+POLITICS = "politics"
+FINANCES = "finances"
+CATEGORIES = (HEALTH, SEX_LIFE, RELIGION, POLITICS, FINANCES)
+
+# --- the model's mark -----------------------------------------------------------------------------------------
+
+_MARK_WORDS: dict[str, str] = {
+    **dict.fromkeys(
+        ("health", "medical", "mental health", "physical health", "medication", "disability", "illness", "condition",
+         "diagnosis", "pregnancy", "addiction", "wellbeing"), HEALTH),
+    **dict.fromkeys(
+        ("sex life", "sex", "sexual", "sexuality", "sexual orientation", "orientation", "lgbt", "lgbtq", "lgbtq+",
+         "gender identity", "sex_life", "sexlife", "sexual life", "intimacy", "relationship style"), SEX_LIFE),
+    **dict.fromkeys(
+        ("religion", "religious", "faith", "belief", "beliefs", "religious beliefs", "spirituality", "church"),
+        RELIGION),
+    **dict.fromkeys(
+        ("politics", "political", "political views", "political opinion", "political opinions", "vote", "voting",
+         "party", "ideology"), POLITICS),
+    **dict.fromkeys(
+        ("finances", "finance", "financial", "money", "income", "salary", "debt", "debts", "wealth", "savings",
+         "financial situation"), FINANCES),
+}
+SENSITIVE_UNSPECIFIED = "sensitive"  # marked, but with no category we know ("true", "yes", "other")
+_NOT_MARKED = frozenset({"", "false", "no", "none", "null", "n/a", "na", "0", "not sensitive", "nonsensitive"})
+
+
+def marked_category(value: Any) -> str | None:
+    """The category a model's `"sensitive"` mark names, `SENSITIVE_UNSPECIFIED` for a bare yes, None for no mark.
+
+    Tolerant: case, spaces, underscores and plurals are ignored; a list takes its first category; anything else
+    that is not a clear "no" counts as a mark (when in doubt, the user is asked, not the fact kept)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return SENSITIVE_UNSPECIFIED
+    if isinstance(value, list | tuple):
+        marks = [mark for mark in (marked_category(item) for item in value) if mark is not None]
+        return next((mark for mark in marks if mark != SENSITIVE_UNSPECIFIED), marks[0] if marks else None)
+    if isinstance(value, int | float):
+        return SENSITIVE_UNSPECIFIED if value else None
+    text = " ".join(str(value).replace("_", " ").replace("-", " ").strip().lower().split())
+    if text in _NOT_MARKED or re.match(r"(?:no|none|not|non)\b", text):
+        return None
+    if text in _MARK_WORDS:
+        return _MARK_WORDS[text]
+    for word, category in _MARK_WORDS.items():
+        if word in text.split() or (len(word) > 4 and word in text):
+            return category
+    return SENSITIVE_UNSPECIFIED
+
+
+# --- the backstop -----------------------------------------------------------------------------------------
+
+_FLAGS = re.IGNORECASE
+
+
+def _any(*words: str) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+_CONDITION = _any(
+    r"diabetes", r"cancer", r"leuka?emia", r"lymphoma", r"tumou?rs?", r"depression", r"depressive episodes?",
+    r"anxiety(?: disorder)?", r"panic (?:attacks?|disorder)", r"adhd", r"add", r"autism", r"asperger'?s",
+    r"bipolar(?: disorder)?", r"schizophrenia", r"ptsd", r"c-ptsd", r"ocd", r"hiv", r"aids", r"hepatitis \w", r"asthma",
+    r"epilepsy", r"seizures", r"migraines?", r"crohn'?s(?: disease)?", r"colitis", r"ibs",
+    r"celiac(?: disease)?", r"coeliac(?: disease)?",
+    r"arthritis", r"lupus", r"multiple sclerosis", r"fibromyalgia", r"endometriosis", r"pcos", r"eating disorders?",
+    r"anorexia", r"bulimia", r"insomnia", r"sleep apnea", r"long covid", r"covid",
+    r"heart (?:condition|disease|failure)",
+    r"high blood pressure", r"hypertension", r"chronic (?:pain|illness|fatigue)", r"disabilit(?:y|ies)",
+    r"dyslexia", r"tinnitus", r"allerg(?:y|ies)", r"addictions?", r"alcoholism", r"alcohol", r"drinking",
+    r"drugs", r"opioids", r"gambling", r"concussion", r"a stroke", r"miscarriages?", r"infertility",
+    r"erectile dysfunction", r"stds?", r"stis?", r"herpes", r"dementia", r"alzheimer'?s", r"parkinson'?s",
+    r"burnout", r"mental illness", r"mental health (?:issues|problems|struggles)", r"psychosis", r"self-harm",
+    r"suicidal thoughts", r"cystic fibrosis", r"sickle cell", r"thyroid \w+", r"hypothyroidism", r"kidney disease",
+    r"liver disease", r"copd", r"scoliosis", r"(?:spinal|brain|knee|back) injur(?:y|ies)", r"a disorder",
+    r"an illness", r"a (?:medical|chronic|heart|skin) condition", r"a disease", r"pneumonia", r"tuberculosis",
+    r"a heart attack",
+)
+_NOT_ABOUT_THEM = (  # "diabetes research", "a cancer charity": the condition names someone else's work
+    r"(?!\s+(?:research|charity|charities|apps?|software|awareness|foundation|institute|society|ward|unit|cent(?:er|re)"
+    r"|stud(?:y|ies)|trials?|nurses?|doctors?|specialists?|researchers?|patients|hotline|prevention|fundrais\w*"
+    r"|walk|run|campaign|clinic|screening|team|department)\b)"
+)
+_HAVING = (
+    r"(?:has|have|had|having|got|gets|with|liv(?:e|es|ing) with|suffer(?:s|ing|ed)? (?:from|with)|"
+    r"(?:was |were |got |been |being |is |are )?diagnosed with|battl(?:e|es|ing|ed)|fight(?:s|ing)?|"
+    r"recover(?:s|ing|ed)? from|(?:being |was |is )?treated for|treatment for|struggl(?:e|es|ing|ed) with|"
+    r"deal(?:s|ing|t)? with|manag(?:e|es|ing|ed)|in remission from|survived|survivor of|cop(?:e|es|ing|ed) with|"
+    r"addicted to|(?:their|his|her|my))"
+)
+_DEGREE = (
+    r"(?:(?:a|an|the|their|his|her|my|mild|severe|chronic|type [12]|stage \w+|some|bad|clinical|major|social|"
+    r"generali[sz]ed|post-?partum|early-onset|terminal|rare|serious|acute|long-term|lifelong|severe)\s+){0,3}"
+)
+_STATE = _any(
+    r"diabetic", r"epileptic", r"asthmatic", r"autistic", r"bipolar", r"anorexic", r"bulimic", r"schizophrenic",
+    r"(?:clinically )?depressed", r"dyslexic", r"dyspraxic", r"deaf", r"blind", r"hard of hearing", r"disabled",
+    r"pregnant", r"infertile", r"hiv[- ]positive", r"in remission", r"sober", r"in recovery",
+    r"(?:a )?recovering (?:alcoholic|addict)", r"an? (?:alcoholic|addict)", r"neurodivergent",
+    r"on the (?:autism )?spectrum", r"immunocompromised", r"chronically ill", r"terminally ill", r"allergic to",
+    r"lactose intolerant", r"paraly[sz]ed", r"in a wheelchair", r"suicidal", r"hospitali[sz]ed", r"in rehab",
+    r"in therapy", r"on (?:antidepressants|medication|meds)", r"(?:\w+ )?months pregnant", r"expecting a baby",
+    r"clean from \w+", r"going through ivf",
+)
+_MEDICINE = _any(
+    r"insulin", r"antidepressants?", r"ssris?", r"sertraline", r"zoloft", r"prozac", r"lexapro", r"fluoxetine",
+    r"escitalopram", r"citalopram", r"venlafaxine", r"bupropion", r"wellbutrin", r"xanax", r"valium",
+    r"benzodiazepines?", r"adderall", r"ritalin", r"concerta", r"vyvanse", r"methylphenidate", r"lithium",
+    r"metformin", r"ozempic", r"semaglutide", r"chemo(?:therapy)?", r"hrt", r"hormone (?:therapy|replacement)",
+    r"antipsychotics?", r"prep", r"methadone", r"suboxone", r"dialysis", r"an? inhaler", r"inhalers", r"epipens?",
+    r"medication", r"meds", r"painkillers", r"oxycodone", r"birth control", r"the pill", r"testosterone",
+    r"estrogen", r"oestrogen", r"blood thinners", r"beta blockers", r"statins", r"radiation(?: therapy)?",
+    r"radiotherapy",
+)
+_PROCEDURE = _any(
+    r"surgery", r"an operation", r"transplant", r"chemo(?:therapy)?", r"radiation", r"radiotherapy", r"mastectomy",
+    r"hysterectomy", r"vasectomy", r"abortion", r"miscarriage", r"stroke", r"heart attack", r"seizure",
+    r"(?:nervous )?breakdown", r"panic attack", r"relapse", r"overdose", r"biopsy", r"ivf", r"c-section",
+    r"amputation", r"fertility treatment",
+)
+_THERAPY = _any(
+    r"therapy", r"therapists?", r"psychiatrists?", r"psychologists?", r"counsel+ors?", r"counsel+ing", r"rehab",
+    r"psychotherapy", r"cbt", r"emdr",
+)
+_ORIENTATION = _any(
+    r"gay", r"lesbian", r"bisexual", r"bi", r"pansexual", r"asexual", r"aromantic", r"queer", r"homosexual",
+    r"heterosexual", r"straight(?=\s*(?:$|[.,;]|and\b))", r"trans(?:gender)?", r"trans (?:wo)?man", r"non-?binary",
+    r"enby", r"genderfluid", r"genderqueer", r"intersex", r"two-spirit",
+)
+_FAITH = _any(
+    r"christian", r"catholic", r"protestant", r"evangelical", r"baptist", r"methodist", r"lutheran", r"anglican",
+    r"presbyterian", r"pentecostal", r"(?:greek |russian )?orthodox(?: \w+)?", r"mormon", r"lds",
+    r"jehovah'?s witness", r"muslim", r"islam", r"sunni", r"shi'?a", r"jewish", r"a jew", r"judaism", r"hindu",
+    r"hinduism", r"buddhis[mt]", r"sikh", r"sikhism", r"jain", r"pagan", r"wiccan", r"atheist", r"agnostic",
+    r"religious", r"spiritual", r"a believer", r"quaker", r"amish", r"baha'?i", r"taoist", r"shinto",
+    r"zoroastrian", r"rastafarian", r"scientologist", r"unitarian",
+)
+_PARTY = _any(
+    r"labour(?: party)?", r"the conservatives?", r"conservatives?(?= party| in| at|$|[.,])", r"tor(?:y|ies)",
+    r"lib ?dems?", r"liberal democrats", r"snp", r"ukip", r"reform uk", r"greens", r"(?:the )?green party",
+    r"democrats?", r"democratic party", r"republicans?", r"gop", r"maga", r"afd", r"cdu", r"csu", r"spd", r"fdp",
+    r"die linke", r"bsw", r"rassemblement national", r"national rally", r"la france insoumise", r"psoe", r"vox",
+    r"podemos", r"sumar", r"pvv", r"vvd", r"d66", r"likud", r"bjp", r"aam aadmi party", r"ndp", r"social democrats",
+    r"sozialdemokraten", r"trump", r"biden", r"harris", r"obama", r"sanders", r"le pen", r"macron", r"farage",
+    r"starmer", r"sunak", r"modi", r"bolsonaro", r"lula", r"milei", r"meloni", r"putin", r"brexit", r"remain",
+    r"(?:the )?(?:left|right)", r"independence", r"leave",
+)
+_LEANING = _any(
+    r"democrat", r"republican", r"tory", r"(?:politically )?conservative(?!\s+(?:with|about|in|when|on)\b)",
+    r"liberal(?!\s+(?:arts?|with|about|in|when|on)\b)", r"leftist", r"left-wing", r"right-wing", r"socialist",
+    r"communist", r"marxist", r"libertarian", r"progressive", r"anarchist", r"fascist", r"nationalist", r"centrist",
+    r"trumpist", r"populist", r"social democrat", r"(?:labour|tory|green|democratic|republican) (?:voter|supporter)",
+)
+_MONEY = (
+    r"(?:[$€£¥₹]\s?\d[\d,.]*\s?(?:k|m|million|grand)?"
+    r"|\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks|usd|eur|gbp|[€$£]))"
+)
+
+_BE_SHORT = r"(?<=\w)['’](?:m|re)"  # "I'm", "they're" (not "it's": the user is "I" or "they")
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(pattern, _FLAGS))
+    for category, pattern in (
+        (HEALTH, rf"\b{_HAVING}\s+{_DEGREE}(?:[\w'-]+\s+)?{_CONDITION}\b{_NOT_ABOUT_THEM}"),
+        (HEALTH, rf"(?:\b(?:is|am|are|was|were|being|been|became|become|got)|{_BE_SHORT})\s+(?:\w+\s+){{0,2}}?"
+                 rf"{_STATE}\b"),
+        (HEALTH, rf"^(?:{_STATE})\b"),
+        (HEALTH, rf"\b(?:takes?|taking|took|on|prescribed|start(?:s|ed)|stopp(?:ed)|quit|switched to|uses?|using|"
+                 rf"needs?)\s+(?:\w+\s+){{0,2}}?{_MEDICINE}\b{_NOT_ABOUT_THEM}"),
+        (HEALTH, rf"\b(?:sees?|seeing|saw|goes to|going to|go to|in|attends?|attending|start(?:s|ed)|has|had|"
+                 rf"been in|weekly|regular)\s+(?:a |an |their |his |her |weekly |couples )?{_THERAPY}\b"),
+        (HEALTH, rf"\b(?:had|has had|undergo(?:ne|ing|es)?|underwent|scheduled for|waiting for|recovering from|after|"
+                 rf"going through)\s+(?:a |an |their |his |her )?(?:\w+ ){{0,2}}?{_PROCEDURE}\b"),
+        (HEALTH, r"\b(?:their|his|her|my) mental health\b|\b(?:uses?|using|wears?|wearing) (?:a |an )?"
+                 r"(?:wheelchair|hearing aids?|cochlear implant|prosthetic \w+|insulin pump|glucose monitor)\b"
+                 r"|\btrying to conceive\b|\bsober (?:for|since)\b|\b(?:quit|stopped) drinking\b"),
+        (SEX_LIFE, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|came out as|coming out as|out as))\s+"
+                   rf"(?:an? )?(?:\w+ )?{_ORIENTATION}\b(?!-)"),
+        (SEX_LIFE, r"(?:^|\b(?:they|i|she|he)\s+(?:recently\s+|finally\s+)?)(?:came|coming) out\b"
+                   r"(?!\s+(?:of|with|on|in|at|to the|last|this|next|yesterday)\b)"),
+        (SEX_LIFE, r"\b(?:sexual orientation|(?:their|his|her|my) sexuality|sex life|sex drive|libido|kinks?|kinky"
+                   r"|bdsm|fetish(?:es)?|polyamor(?:ous|y)|open relationship|swingers?|hook-?ups?|one-night stands?"
+                   r"|virgin(?:ity)?|celiba(?:te|cy)|sexually active|sex work(?:er)?)\b"),
+        (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|"
+                   rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|devout|observant|born-again))\s+(?:an? |the )?"
+                   rf"(?:\w+\s+)?{_FAITH}\b"),
+        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+)?"
+                   r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
+                   r"|friday prayers?)\b"),
+        (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+mantis)"
+                   r"|\bfast(?:s|ing|ed)? (?:during|for|on) (?:ramadan|lent|yom kippur)"
+                   r"|\bobserv(?:es|ing|e) (?:the )?(?:shabbat|sabbath|ramadan|lent|passover|yom kippur)"
+                   r"|\b(?:keeps?|keeping|eats? only|only eats) (?:kosher|halal)\b"
+                   r"|\b(?:their|his|her|my) (?:faith|religion|religious beliefs)\b|\bbelieves? in god\b"
+                   r"|\bwears? (?:a |the )?(?:hijab|turban|kippah|yarmulke|niqab|burqa)\b"
+                   r"|\b(?:baptized|baptised|bar mitzvah|bat mitzvah)\b"),
+        (POLITICS, rf"\b(?:votes?|voted|voting|will vote|plans? to vote)\s+(?:for\s+|against\s+)?(?:the\s+)?"
+                   rf"(?:\w+\s+){{0,1}}?{_PARTY}\b"),
+        (POLITICS, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|"
+                   rf"considers? (?:themselves|himself|herself|myself)|describes? (?:themselves|himself|herself|myself)"
+                   rf" as|calls? (?:themselves|himself|herself)))\s+"
+                   rf"(?:an? |the )?(?:(?:registered|lifelong|staunch|proud|committed|strong|hardcore)\s+)?"
+                   rf"{_LEANING}\b"),
+        (POLITICS, rf"\b(?:member of|supports?|supporting|supporter of|campaign(?:s|ed|ing)? for|donat(?:es|ed) to|"
+                   rf"volunteer(?:s|ed)? for|joined)\s+(?:the\s+)?{_PARTY}\b"),
+        (POLITICS, r"\b(?:pro-life|pro-choice|anti-abortion|anti-immigration|pro-gun|anti-gun|left-wing|right-wing"
+                   r"|far-left|far-right|political (?:views|opinions|beliefs|leanings|affiliation)"
+                   r"|politically (?:conservative|liberal|left|right|progressive))\b"),
+        (FINANCES, rf"\b(?:earns?|earning|earned|makes?|making|made|(?:gets? |is )?paid|takes? home|salary|income"
+                   rf"|wages?|(?:take-home )?pay)\b[^.;]{{0,30}}?(?:{_MONEY}|\d[\d,.]*k?\s+(?:a|an|per)\s+"
+                   rf"(?:year|month|week|hour))"),
+        (FINANCES, r"\b(?:in debt|debt-free|bankrupt(?:cy)?|insolven(?:t|cy)|foreclosure|repossessed|overdrawn"
+                   r"|maxed out|paycheck to paycheck|payday loans?|credit score|net worth|food stamps|food banks?"
+                   r"|poverty|struggling financially|financial(?:ly)? (?:trouble|difficult\w*|struggl\w*|problems"
+                   r"|stress|hardship)|money (?:problems|troubles|worries)|worried about money"
+                   r"|(?:is|am|are|being|flat|always|['’]m|['’]re) broke|broke until"
+                   r"|behind on (?:the |their |my )?(?:rent|payments"
+                   r"|bills|mortgage)|late on (?:rent|payments)|on (?:welfare|benefits|unemployment|universal credit"
+                   r"|disability benefits)|unemployment benefits)\b"),
+        (FINANCES, rf"\b(?:has|have|had|pays?|paying|took out|taking out|their|his|her|my)\s+(?:an?\s+)?"
+                   rf"(?:\w+\s+)?(?:mortgage|loans?|debts?|overdraft)\b(?!\s+officer)"
+                   rf"|(?:{_MONEY}|\d[\d,.]*k?)\s+(?:in|of)\s+(?:\w+\s+){{0,2}}?(?:debts?|loans?|savings)\b"
+                   rf"|\bowe[sd]?\b[^.;]{{0,30}}?\d|\binherit\w*\s+(?:about\s+|around\s+)?{_MONEY}"
+                   rf"|\b(?:has|have|had)\s+(?:about\s+|around\s+|over\s+)?{_MONEY}\s+(?:saved|in savings|in the bank)"
+                   rf"|\b(?:portfolio|investments?|savings|assets|stocks|crypto)\b[^.;]{{0,25}}?"
+                   rf"(?:worth|of|at|total\w*)\s+(?:about\s+|around\s+|over\s+)?{_MONEY}"
+                   rf"|\bcan(?:'?t|not) afford (?:the |their |my |to pay )?(?:rent|bills|food|groceries|mortgage"
+                   rf"|\w+ payments|tuition|medication|medicine|healthcare|therapy)"),
+    )
+)
+def _top_level(pattern: str, separator: str = "|") -> list[str]:
+    """`pattern` split at `separator` outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in pattern:
+        depth += (char == "(") - (char == ")")
+        if char == separator and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current]
+
+
+def _closing(pattern: str) -> int:
+    """The index of the parenthesis closing the one `pattern` opens with."""
+    depth = 0
+    for index, char in enumerate(pattern):
+        depth += (char == "(") - (char == ")")
+        if depth == 0:
+            return index
+    return -1
+
+
+def _needed_words(pattern: str) -> set[str]:
+    """Word prefixes one of which every match of a vocabulary fragment contains ("tumou?rs?" -> "tumo"); "" when
+    no literal word is certain (the category then always runs)."""
+    if pattern.startswith("(?:") and _closing(pattern) == len(pattern) - 1:
+        pattern = pattern[3:-1]
+    branches = _top_level(pattern)
+    if len(branches) > 1:
+        return set().union(*(_needed_words(branch) for branch in branches))
+    pattern = re.sub(r"\(\?:[^()]*\)[?*]|\(\?<?[=!][^()]*(?:\([^()]*\)[^()]*)*\)|\\b|\^|\$", "", pattern)
+    group = re.search(r"\(\?:([^()]*)\)", pattern)
+    if group:
+        return set().union(*(_needed_words(pattern[: group.start()] + branch + pattern[group.end() :])
+                             for branch in group.group(1).split("|")))
+    best = ""
+    for word in re.split(r"\s+|\\s[+*]?| ", pattern):
+        literal = re.match(r"[\w'’-]*", word)
+        text = literal.group(0) if literal else ""
+        if text and word[len(text) : len(text) + 1] in ("?", "*", "{"):
+            text = text[:-1]
+        best = max(best, text, key=len)
+    return {best.lower() if len(best) >= 2 else ""}
+
+
+_TRIGGER_WORDS: dict[str, frozenset[str]] = {
+    category: frozenset().union(*(_needed_words(fragment) for fragment in fragments))
+    for category, fragments in (
+        (HEALTH, (_CONDITION, _STATE, _MEDICINE, _PROCEDURE, _THERAPY, r"mental", r"wheelchair", r"hearing",
+                  r"cochlear", r"prosthetic", r"insulin", r"glucose", r"conceive", r"sober", r"drinking")),
+        (SEX_LIFE, (_ORIENTATION, r"came", r"coming", r"sex", r"libido", r"kink", r"bdsm", r"fetish", r"polyamor",
+                    r"open", r"swinger", r"hook", r"one-night", r"virgin", r"celiba")),
+        (RELIGION, (_FAITH, r"church", r"mass", r"mosque", r"synagogue", r"temple", r"gurdwara", r"shul", r"services",
+                    r"bible", r"confession", r"prayer", r"pray", r"ramadan", r"lent", r"yom", r"shabbat", r"sabbath",
+                    r"passover", r"kosher", r"halal", r"faith", r"religio", r"god", r"hijab", r"turban", r"kippah",
+                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah")),
+        (POLITICS, (r"vot", _PARTY, _LEANING, r"pro-", r"anti-", r"left-wing", r"right-wing", r"far-", r"politic")),
+        (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
+                    r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
+                    r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
+                    r"saved", r"savings", r"afford")),
+    )
+}
+_TRIGGER_LENGTHS = frozenset(len(prefix) for needed in _TRIGGER_WORDS.values() for prefix in needed)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _possible(text: str) -> set[str]:
+    """The categories whose patterns could match `text`: it has one of their needed words (or, for finances, a
+    digit). A few set operations, far cheaper than running every pattern."""
+    prefixes = {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
+    found = {category for category, needed in _TRIGGER_WORDS.items() if needed & prefixes}
+    if any(char.isdigit() for char in text):
+        found.add(FINANCES)
+    return found
+
+
+# "Their cat has diabetes", "Her mother is Catholic": about someone else when a person or pet of theirs comes first.
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:their|his|her|my|a|the|whose)\s+(?:\w+\s+)?(?:cat|dog|pet|horse|mother|mom|mum|father|dad|parents?"
+    r"|sister|brother|siblings?|friends?|partner|wife|husband|spouse|sons?|daughters?|kids?|child(?:ren)?|baby"
+    r"|grandma|grandmother|grandfather|grandpa|grandparents?|aunt|uncle|cousin|colleagues?|co-?workers?|boss"
+    r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
+    r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
+    r"|\b(?:people|others|users|customers|someone|anyone|everyone|who|whose)\b",
+    _FLAGS,
+)
+_CLAUSE_START = re.compile(r"[.;!?]|\b(?:and|but|while|whereas|although)\b", _FLAGS)
+_PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
+
+
+def _about_someone_else(text: str, start: int) -> bool:
+    """A person or pet of the user's is named earlier in the same clause as the match."""
+    clause = text[:start]
+    boundaries = list(_CLAUSE_START.finditer(clause))
+    clause = clause[boundaries[-1].end() :] if boundaries else clause
+    return bool(_SOMEONE_ELSE.search(clause))
+
+
+def _in_a_name(text: str, start: int, end: int) -> bool:
+    """The match is part of a title-cased name mid-sentence ("a band called The Debt Collectors")."""
+    if start == 0:
+        return False
+    return any(0 < name.start() <= start and end <= name.end() for name in _PROPER_NAME.finditer(text))
+
+
+@lru_cache(maxsize=8192)
+def categories_in(text: str) -> frozenset[str]:
+    """Every sensitive category `text` states about the user (health, sex life, religion, politics, finances). A
+    backstop: it looks for statements about the user, not for the topics' words."""
+    return _scan(text, triggers=True)
+
+
+def _scan(text: str, *, triggers: bool) -> frozenset[str]:
+    found: set[str] = set()
+    possible = _possible(text) if triggers else set(CATEGORIES)
+    for category, pattern in _PATTERNS:
+        if category in found or category not in possible:
+            continue
+        for match in pattern.finditer(text):
+            if _about_someone_else(text, match.start()):
+                continue
+            if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
+                continue
+            found.add(category)
+            break
+    return frozenset(found)
+
+
+def category_of(text: str) -> str | None:
+    """One sensitive category `text` states about the user (the first in `CATEGORIES` order), or None."""
+    found = categories_in(text)
+    return next((category for category in CATEGORIES if category in found), None)
