@@ -36,6 +36,7 @@ BENCHMARKS = (
     "store_throughput",
     "storage_backends",
     "encryption_cost",
+    "usage_counting",
     "retention_sweep",
     "load_lag",
     "apply_at_cap",

@@ -60,6 +60,8 @@ def policy_from(settings: Settings) -> MemoryPolicy:
         scope=settings.memory_scope,
         max_turn_chars=settings.memory_max_turn_chars,
         selection_users=settings.memory_cache_users,
+        user_daily_tokens=settings.user_daily_tokens,
+        guild_daily_tokens=settings.guild_daily_tokens,
     )
 
 

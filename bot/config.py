@@ -25,6 +25,7 @@ DEFAULT_SYSTEM_PROMPT = (
 
 IdList = Annotated[frozenset[int], NoDecode]
 NameList = Annotated[frozenset[str], NoDecode]
+ModelList = Annotated[tuple[str, ...], NoDecode]
 ShardIds = Annotated[tuple[int, ...] | None, NoDecode]
 
 
@@ -47,6 +48,7 @@ class Settings(BaseSettings):
     allowed_channel_ids: IdList = frozenset()
     auto_reply_channel_ids: IdList = frozenset()
     allow_dms: bool = True
+    dm_policy: Literal["all", "members", "off"] = "all"
     sync_commands: bool = False
     command_sync_guild_id: int | None = None
     shard_count: int | None = Field(default=None, ge=1)
@@ -62,6 +64,11 @@ class Settings(BaseSettings):
     chat_temperature: float | None = Field(default=None, ge=0, le=2)
     chat_token_parameter: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"  # noqa: S105 -- a name
     thinking_models: NameList = frozenset()
+    allowed_chat_models: ModelList = ()
+
+    # --- Budgets (tokens the endpoint reports, per UTC day; 0 = unlimited) ---
+    user_daily_tokens: int = Field(default=0, ge=0)
+    guild_daily_tokens: int = Field(default=0, ge=0)
 
     # --- Conversation ---
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -143,6 +150,19 @@ class Settings(BaseSettings):
             return frozenset(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("allowed_chat_models", mode="before")
+    @classmethod
+    def _split_models(cls, value: Any) -> Any:
+        """`gpt-4o-mini, gpt-4o`: comma-separated, in the order written (autocomplete shows them so), no repeats."""
+        if isinstance(value, str):
+            return tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+        return value
+
+    @field_validator("dm_policy", mode="before")
+    @classmethod
+    def _lower_policy(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("shard_ids", mode="before")
     @classmethod
     def _split_shard_ids(cls, value: Any) -> Any:
@@ -205,6 +225,16 @@ class Settings(BaseSettings):
     def effective_memory_model(self) -> str:
         """The extraction model: MEMORY_MODEL, or CHAT_MODEL when unset."""
         return self.memory_model or self.chat_model
+
+    @property
+    def chat_models(self) -> tuple[str, ...]:
+        """The chat models server admins may choose (`/bot-settings model`): CHAT_MODEL, then ALLOWED_CHAT_MODELS."""
+        return tuple(dict.fromkeys((self.chat_model, *self.allowed_chat_models)))
+
+    @property
+    def effective_dm_policy(self) -> Literal["all", "members", "off"]:
+        """Who may talk to the bot in DMs: DM_POLICY, or `off` when ALLOW_DMS is false."""
+        return self.dm_policy if self.allow_dms else "off"
 
     @property
     def memory_dir(self) -> Path:

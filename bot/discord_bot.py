@@ -24,7 +24,10 @@ from bot.shards import ShardHealth, describe_shards
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics")
+EXTENSIONS = (
+    "cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics", "cogs.settings", "cogs.usage",
+    "cogs.reply_actions",
+)
 HEARTBEAT_SECONDS = 30.0
 
 

@@ -12,6 +12,8 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_llm_prompt_tokens_total{purpose} / memorybot_llm_cached_prompt_tokens_total{purpose}: prompt tokens the
   endpoint reported for reply calls (`chat`), and how many of them it served from its prompt cache (OpenAI's
   `usage.prompt_tokens_details.cached_tokens`); their ratio is the share of each prompt the cache reused
+- memorybot_llm_tokens_total{kind}: tokens counted for the daily budgets, for replies (`chat`) and extractions
+  (`extraction`): what the endpoint reported, or an estimate where it reported nothing
 - memorybot_extractions_total{outcome}: extraction batches `saved`, `failed` (given up for now), `requeued` or
   `parked` (failed too often: no longer tried)
 - memorybot_facts_stored_total: new facts saved by extractions
@@ -152,6 +154,14 @@ class _Collector(Collector):
         )
         cached_tokens.add_metric(["chat"], m.chat_usage.cached_tokens)
         yield cached_tokens
+        tokens = CounterMetricFamily(
+            "memorybot_llm_tokens",
+            "Tokens counted for the daily budgets (reported by the endpoint, else estimated), by kind.",
+            labels=["kind"],
+        )
+        for kind in ("chat", "extraction"):
+            tokens.add_metric([kind], engine.llm_tokens.get(kind, 0))
+        yield tokens
         extractions = CounterMetricFamily(
             "memorybot_extractions", "Extraction batches, by outcome.", labels=["outcome"]
         )

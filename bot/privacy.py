@@ -106,6 +106,7 @@ def privacy_statement(
     commands: Sequence[CommandHelp],
     here: MemorySwitch | None = None,
     server_name: str | None = None,
+    persona_here: bool = False,
 ) -> str:
     """The statement, in Discord markdown (fits one embed description). `pending_seconds`: the longest a turn
     waits on disk before it is distilled (the memory service computes it); `here`: the switch where it is asked."""
@@ -124,6 +125,7 @@ def privacy_statement(
         "text), so you can ask it \"What did you remember?\".",
         "- When you last talked to it (for the automatic deletion below), and your settings (pause, incognito, "
         "fresh).",
+        "- How many tokens your conversations used today (daily budgets, `/usage`), until the next day.",
         "",
         "**What it never keeps, and what only if you ask**",
         "- Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory: "
@@ -147,7 +149,10 @@ def privacy_statement(
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its "
         f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
+        "- Server admins may give the bot a persona and a model for their server or a channel (`/bot-settings`); "
+        "that changes how it speaks, never what it stores about you.",
         "",
+
         "**See, export and delete it**",
         *[command.line() for command in commands],
     ]
@@ -158,6 +163,8 @@ def privacy_statement(
             f"- Learning is {'on' if here.learning else '**off**'} and using memory in replies is "
             f"{'on' if here.recall else '**off**'} here (server admins: `/memory-admin`).",
         ]
+        if persona_here:
+            lines.append("- Here the bot speaks with a persona this server's admins set.")
     contact = settings.privacy_contact.strip()
     lines += [
         "",

@@ -29,7 +29,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
 from bot.chat.gate import Busy, ChatGate, NoticeThrottle
-from bot.chat.model import NotAStream
+from bot.chat.model import CallTokens, NotAStream
 from bot.chat.reply_chain import ReplyChains
 from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.conversation import (
@@ -43,6 +43,7 @@ from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
 from bot.ratelimit import RateLimiter
 from bot.switches import switch_target_of
+from cogs.community import Community
 from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class Prompt:
     messages: list[ChatCompletionMessageParam]
     memory: MemoryPrompt
     attachments: ReadAttachments = field(default_factory=ReadAttachments)
+    model: str = ""  # the chat model chosen where the message was written ("" : CHAT_MODEL)
 
 
 @dataclass
@@ -158,6 +160,7 @@ class SentReply:
     text: str
     messages: list[discord.Message]
     images_dropped: bool = False
+    tokens: CallTokens | None = None  # as the endpoint reported them (None: it did not)
 
     @property
     def first(self) -> discord.Message:
@@ -212,6 +215,7 @@ class ChatCog(commands.Cog):
             max_wait=self.settings.chat_queue_seconds,
         )
         self.busy_notices = NoticeThrottle(60.0)
+        self.community = Community(bot)  # persona and model per channel, who may talk here, daily budgets
         self.attachment_limits = AttachmentLimits(
             vision=self.settings.vision,
             max_images=self.settings.vision_max_images,
@@ -300,6 +304,13 @@ class ChatCog(commands.Cog):
         me = self.bot.user
         bot_id = me.id if me else None
         text = readable_text(message, bot_id)
+        refusal = await self.community.refusal(message)
+        if refusal is not None:  # not allowed to talk to the bot here, or past a daily budget: no model call
+            if refusal.notice is not None:
+                await self._notify(message, refusal.notice)
+            if refusal.learn:
+                await self.learn(message, text, None, bot_id, ticket)
+            return
         # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never the
         # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
         sent: SentReply | None = None
@@ -325,6 +336,8 @@ class ChatCog(commands.Cog):
             await self._notify(message, LLM_ERROR_REPLY)
         else:
             self.bot.resources.metrics.reply_finished(started, sent=True)
+            guild_id = message.guild.id if message.guild else None
+            self.community.count_reply(message.author.id, guild_id, prompt.messages, sent.text, sent.tokens)
             await self.memory.record_reply(
                 [part.id for part in sent.messages], message.author.id, prompt.memory, ticket
             )
@@ -413,7 +426,8 @@ class ChatCog(commands.Cog):
             place=message_place(message),  # what this place may use, and nothing learned where it may not
             target=switch_target_of(message.channel),  # nothing where recall is switched off
         )
-        base = self.settings.system_prompt
+        setup = self.community.reply_setup(message.channel)  # the channel's persona, or SYSTEM_PROMPT
+        base = setup.system_prompt
         if message.guild is not None:
             base = f"{base}\n\n{SERVER_CHANNEL_NOTE}"
         system = system_message(base, now=datetime.now(UTC), speaker_name=current.author_name,
@@ -424,7 +438,7 @@ class ChatCog(commands.Cog):
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)
             last = messages[-1]
             messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
-        return Prompt(messages, used, attachments)
+        return Prompt(messages, used, attachments, model=setup.model)
 
     async def generate_and_send(
         self, message: discord.Message, prompt: Prompt, *, generated: Callable[[], None] | None = None
@@ -432,9 +446,10 @@ class ChatCog(commands.Cog):
         """Stream the answer into Discord (or send it whole when streaming is off or refused); `generated` is
         called once the model's answer is complete."""
         sink = ReplySink(message)
+        chat = self.chat.for_model(prompt.model or self.chat.model)
         not_streamed = False
         if self.settings.stream_replies:
-            stream = await self.bot.resources.metrics.chat_request(self.chat.open_stream(prompt.messages))
+            stream = await self.bot.resources.metrics.chat_request(chat.open_stream(prompt.messages))
             if stream is not None:
                 streamer = StreamingReply(
                     sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
@@ -444,17 +459,17 @@ class ChatCog(commands.Cog):
                 except NotAStream:
                     not_streamed = True
                 else:
-                    return SentReply(result.text, result.messages, stream.images_dropped)
-        answer = await self.bot.resources.metrics.chat_request(self.chat.complete(prompt.messages))
+                    return SentReply(result.text, result.messages, stream.images_dropped, stream.tokens)
+        answer = await self.bot.resources.metrics.chat_request(chat.complete(prompt.messages))
         if generated is not None:
             generated()
         if not_streamed:
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
-            log.warning("model %s answers stream requests without a stream; sending whole answers", self.chat.model)
-            self.chat.streaming_supported = False
+            log.warning("model %s answers stream requests without a stream; sending whole answers", chat.model)
+            chat.streaming_supported = False
         chunks = reply_chunks(answer.text) or [EMPTY_REPLY]
         messages = [await sink.post(chunk, first=index == 0) for index, chunk in enumerate(chunks)]
-        return SentReply(answer.text, messages, answer.images_dropped)
+        return SentReply(answer.text, messages, answer.images_dropped, answer.tokens)
 
     async def _send_notes(self, message: discord.Message, prompt: Prompt, sent: SentReply | None) -> None:
         """A short follow-up when images were refused by the model or attachments were left out."""

@@ -16,6 +16,7 @@ from discord.ext import commands
 from bot.housekeeping import Housekeeping
 from bot.privacy import CommandHelp, privacy_statement
 from bot.switches import switch_target_of
+from cogs.community import channel_path_of
 
 if TYPE_CHECKING:
     from bot.discord_bot import MemoryBot
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_DESCRIPTION_LIMIT = 4096
+EMBED_TOTAL_LIMIT = 6000  # all the embeds of one message together
+TITLE = "Privacy: what I keep about you"
+MENU_HELP = {
+    "What did you remember?": "on one of the bot's replies, what it used",
+    "Regenerate": "on one of its replies to you, a new answer in its place (the old one is not learned)",
+    "Delete": "on one of its replies to you, removes it (and it is not learned)",
+}
 
 
 def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp]:
@@ -34,8 +42,29 @@ def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp
             if isinstance(command, app_commands.Command):
                 found.append(CommandHelp(command.qualified_name, command.description))
     for menu in tree.get_commands(type=discord.AppCommandType.message):
-        found.append(CommandHelp(menu.name, "on one of the bot's replies, what it used", message_menu=True))
+        found.append(CommandHelp(menu.name, MENU_HELP.get(menu.name, "on one of the bot's replies"), message_menu=True))
     return found
+
+
+def statement_embeds(text: str) -> list[discord.Embed]:
+    """The statement in one embed, or, when it is longer than one embed's description, in several split between
+    its sections; never more than one message holds (an operator's very long contact text is cut, never refused)."""
+    room = EMBED_TOTAL_LIMIT - len(TITLE)
+    if len(text) > room:
+        text = text[: room - 1] + "…"
+    parts: list[str] = []
+    for section in text.split("\n\n"):
+        while len(section) > EMBED_DESCRIPTION_LIMIT:
+            parts.append(section[:EMBED_DESCRIPTION_LIMIT])
+            section = section[EMBED_DESCRIPTION_LIMIT:]
+        if parts and len(parts[-1]) + 2 + len(section) <= EMBED_DESCRIPTION_LIMIT:
+            parts[-1] += "\n\n" + section
+        else:
+            parts.append(section)
+    colour = discord.Colour.blurple()
+    return [
+        discord.Embed(title=TITLE if n == 0 else None, description=part, colour=colour) for n, part in enumerate(parts)
+    ]
 
 
 class PrivacyCog(commands.Cog):
@@ -57,20 +86,24 @@ class PrivacyCog(commands.Cog):
         resources = self.bot.resources
         here = None
         server_name = None
+        persona_here = False
         if interaction.guild is not None and interaction.channel is not None:
             here = resources.memory.switch_at(switch_target_of(interaction.channel))
             server_name = interaction.guild.name
+            persona_here = resources.memory.community_at(channel_path_of(interaction.channel)).prompt is not None
         text = privacy_statement(
             resources.settings,
             pending_seconds=resources.memory.longest_pending_seconds(resources.settings.llm_timeout_seconds),
             commands=user_commands(self.bot.tree),
             here=here,
             server_name=server_name,
+            persona_here=persona_here,
         )
-        if len(text) > EMBED_DESCRIPTION_LIMIT:  # an operator's very long contact text; never fail the command
-            text = text[: EMBED_DESCRIPTION_LIMIT - 1] + "…"
-        embed = discord.Embed(title="Privacy: what I keep about you", description=text, colour=discord.Colour.blurple())
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        embeds = statement_embeds(text)
+        if len(embeds) == 1:
+            await interaction.response.send_message(embed=embeds[0], ephemeral=True)
+        else:
+            await interaction.response.send_message(embeds=embeds, ephemeral=True)
 
 
 async def setup(bot: MemoryBot) -> None:

@@ -364,3 +364,24 @@ def test_the_endpoint_is_described_without_credentials() -> None:
     assert describe_endpoint(None) == "https://api.openai.com/v1 (OpenAI)"
     assert describe_endpoint("https://me:pw-123456@llm.example:8443/v1?api-key=abcdef") == "https://llm.example:8443/v1"
     assert describe_endpoint("http://[::1]:11434/v1") == "http://[::1]:11434/v1"
+
+
+# --- community settings and budgets ---------------------------------------------------------------------------
+
+
+def test_models_budgets_and_dm_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    minimal(monkeypatch)
+    defaults = load_settings()
+    assert defaults.chat_models == ("gpt-4o-mini",)  # CHAT_MODEL only
+    assert (defaults.user_daily_tokens, defaults.guild_daily_tokens) == (0, 0)  # unlimited
+    assert defaults.effective_dm_policy == "all"
+    monkeypatch.setenv("ALLOWED_CHAT_MODELS", " gpt-4o , qwen3:8b,gpt-4o,, gpt-4o-mini")
+    monkeypatch.setenv("USER_DAILY_TOKENS", "20000")
+    monkeypatch.setenv("DM_POLICY", " Members ")
+    settings = load_settings()
+    assert settings.chat_models == ("gpt-4o-mini", "gpt-4o", "qwen3:8b")  # in the order written, once each
+    assert settings.user_daily_tokens == 20_000 and settings.effective_dm_policy == "members"
+    monkeypatch.setenv("ALLOW_DMS", "false")
+    assert load_settings().effective_dm_policy == "off"
+    assert "DM_POLICY" in error_of(monkeypatch, DM_POLICY="friends")
+    assert "USER_DAILY_TOKENS" in error_of(monkeypatch, DM_POLICY="all", USER_DAILY_TOKENS="-5")

@@ -25,7 +25,7 @@ import asyncpg
 import pytest
 
 from bot.memory.models import ConversationKey, MemoryFile, Place, Turn
-from bot.memory.storage.bundle import SWITCHES_FILE, build_file_storage
+from bot.memory.storage.bundle import COMMUNITY_FILE, SWITCHES_FILE, build_file_storage
 from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
@@ -451,7 +451,7 @@ def test_import_files_of_a_path_that_is_no_data_folder_is_one_line(postgres_url:
 
 def fill_records(folder: Path) -> datetime:
     """Privacy choices as an earlier version wrote them (`paused.json`, `modes.json`: the import converts them), and
-    reply records, activity days and memory switches written by the bot's own classes."""
+    reply records, activity days, memory switches and community settings written by the bot's own classes."""
     now = datetime.now(UTC).replace(microsecond=0)
     (folder / PAUSES_FILE).write_text(json.dumps({"users": [str(user) for user in USERS[:3]]}))
     modes = {
@@ -476,6 +476,10 @@ def fill_records(folder: Path) -> datetime:
         await switches.set_guild(GUILD, learning=False, recall=True)
         await switches.set_guild(GUILD + 1, learning=False, recall=False)
         await switches.set_channel(CHANNEL, learning=False)
+        community = build_file_storage(folder).community
+        await community.open()
+        await community.set_prompt(GUILD, None, "Speak like a pirate.")
+        await community.set_model(GUILD, CHANNEL, "gpt-4o")
 
     asyncio.run(fill())
     return now
@@ -489,7 +493,10 @@ def test_import_files_brings_the_small_records_along_once(
     url = with_password(postgres_url)
     done = bot(["import-files", str(data_folder)], tmp_path, url)
     assert done.returncode == 0, done.stderr
-    counts = {"privacy records": 6, "reply records": 10, "activity days": len(USERS), "memory switches": 3}
+    counts = {
+        "privacy records": 6, "reply records": 10, "activity days": len(USERS), "memory switches": 3,
+        "community settings": 2,
+    }
     lines = done.stdout.splitlines()
     for name, count in counts.items():
         assert f"{name}: {count:,} read; {count:,} added, 0 already there" in lines
@@ -504,6 +511,7 @@ def test_import_files_brings_the_small_records_along_once(
             "replies": "SELECT user_id, message_ids, sections, fact_ids FROM reply_records ORDER BY reply_id",
             "activity": "SELECT user_id, last_day FROM user_activity ORDER BY 1",
             "switches": "SELECT key, value::text FROM records WHERE kind = 'switches' ORDER BY 1",
+            "community": "SELECT key, value::text FROM records WHERE kind = 'community' ORDER BY 1",
         }
         return {name: [tuple(row) for row in await conn.fetch(sql)] for name, sql in tables.items()}
 
@@ -522,6 +530,10 @@ def test_import_files_brings_the_small_records_along_once(
         f"guild:{GUILD}": {"learning": False, "recall": True},
         f"guild:{GUILD + 1}": {"learning": False, "recall": False},
         f"channel:{CHANNEL}": {"learning": False},
+    }
+    assert {key: json.loads(value) for key, value in first["community"]} == {
+        f"guild:{GUILD}": {"prompt": "Speak like a pirate."},
+        f"channel:{CHANNEL}": {"guild": str(GUILD), "model": "gpt-4o"},
     }
 
     again = bot(["import-files", str(data_folder)], tmp_path, url)
@@ -548,7 +560,7 @@ def test_an_unreadable_privacy_file_makes_the_import_incomplete(
     assert "privacy records: 3 read; 3 added" in done.stdout  # the rest went in (the pauses)
     assert (data_folder / MODES_FILE).read_bytes() == b'{"users": {"1": '  # and the files stayed as they were
     assert sorted(path.name for path in data_folder.iterdir()) == sorted(
-        [JOURNAL_NAME, "memory", PAUSES_FILE, MODES_FILE, REPLIES_FILE, ACTIVITY_FILE, SWITCHES_FILE]
+        [JOURNAL_NAME, "memory", PAUSES_FILE, MODES_FILE, REPLIES_FILE, ACTIVITY_FILE, SWITCHES_FILE, COMMUNITY_FILE]
     )
 
 

@@ -31,9 +31,12 @@ async def memory_bot(chat_server: ChatServer, tmp_path: Path) -> AsyncIterator[M
 async def test_load_extensions_loads_both_cogs(memory_bot: MemoryBot) -> None:
     await memory_bot.load_extensions()
     assert set(memory_bot.extensions) == set(EXTENSIONS) == {
-        "cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics",
+        "cogs.chat", "cogs.memory", "cogs.privacy", "cogs.admin", "cogs.metrics", "cogs.settings", "cogs.usage",
+        "cogs.reply_actions",
     }
-    assert set(memory_bot.cogs) == {"ChatCog", "MemoryCog", "PrivacyCog", "AdminCog", "MetricsCog"}
+    assert set(memory_bot.cogs) == {
+        "ChatCog", "MemoryCog", "PrivacyCog", "AdminCog", "MetricsCog", "SettingsCog", "UsageCog", "ReplyActionsCog",
+    }
     assert memory_bot.failed_extensions == []
     assert memory_bot.tree.get_command("memory") is not None
     listeners = [name for name, _ in memory_bot.get_cog("ChatCog").get_listeners()]  # type: ignore[union-attr]

@@ -14,7 +14,9 @@ Endpoints differ, and a reply must work on all of them:
 - a proxy's HTML page, a JSON `null` where a list belongs or missing fields raise `UnusableAnswer`, an
   `openai.OpenAIError`, so one `except openai.OpenAIError` covers every way a reply can fail.
 The tokens each endpoint reports (`usage`, with the prompt tokens it served from its prompt cache) add up in
-`ChatModel.usage`, which the metrics read.
+`ChatModel.usage`, which the metrics read; each answer also carries its own (`tokens`, None when the endpoint
+reported none), which the daily budgets count. `for_model` gives the same calls to another model (a server's
+choice), with its own adaptations and the same `usage`.
 """
 
 from __future__ import annotations
@@ -46,15 +48,36 @@ class NotAStream(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """A finished answer: the visible text, and whether the images had to be left out for this endpoint."""
+class CallTokens:
+    """The tokens the endpoint reported for one call (`usage`)."""
 
-    text: str
-    images_dropped: bool = False
+    prompt: int
+    completion: int
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
 
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def tokens_of(usage: Any) -> CallTokens | None:
+    """A response's or a stream's `usage` as counts; None when there is none (a malformed count counts as 0)."""
+    if usage is None:
+        return None
+    return CallTokens(_count(getattr(usage, "prompt_tokens", None)), _count(getattr(usage, "completion_tokens", None)))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A finished answer: the visible text, whether the images had to be left out for this endpoint, and the
+    tokens the endpoint reported for it (None: it reported none)."""
+
+    text: str
+    images_dropped: bool = False
+    tokens: CallTokens | None = None
 
 
 @dataclass(slots=True)
@@ -141,6 +164,7 @@ class ChatStream:
         self._learn = learn
         self.chunks = 0
         self._usage = usage if usage is not None else TokenUsage()
+        self.tokens: CallTokens | None = None  # from the closing usage chunk, when the endpoint sends one
 
     async def deltas(self) -> AsyncIterator[str]:
         raw: list[str] = []
@@ -148,7 +172,9 @@ class ChatStream:
         try:
             async for chunk in self._stream:
                 self.chunks += 1
-                self._usage.add(getattr(chunk, "usage", None))  # the closing chunk, when asked for
+                if (usage := getattr(chunk, "usage", None)) is not None:  # the closing chunk, when asked for
+                    self._usage.add(usage)
+                    self.tokens = tokens_of(usage)
                 text = _delta_text(chunk)
                 if text:
                     raw.append(text)
@@ -220,6 +246,21 @@ class ChatModel:
         self.streaming_supported = True
         self.stream_usage_supported = True
         self.usage = TokenUsage()
+        self._configured: dict[str, Any] = {
+            "max_tokens": max_tokens, "temperature": temperature, "limit_field": limit_field, "thinking": thinking,
+        }
+        self._siblings: dict[str, ChatModel] = {model: self}
+
+    def for_model(self, name: str) -> ChatModel:
+        """The same calls to model `name`, configured as this one was; each model learns on its own what its
+        endpoint refuses (one may want `max_completion_tokens`, another streams without usage)."""
+        sibling = self._siblings.get(name)
+        if sibling is None:
+            sibling = ChatModel(self._client, model=name, **self._configured)
+            sibling._siblings = self._siblings
+            sibling.usage = self.usage  # one total for the metrics, whatever the model
+            self._siblings[name] = sibling
+        return sibling
 
     def _params(self, messages: Sequence[ChatCompletionMessageParam]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": list(messages), self.limit_field: self.max_tokens}
@@ -267,7 +308,7 @@ class ChatModel:
         _log_usage(self.model, response)
         await self._learn(text, True)
         self.usage.add(getattr(response, "usage", None))
-        return Answer(visible_answer(text), images_dropped)
+        return Answer(visible_answer(text), images_dropped, tokens_of(getattr(response, "usage", None)))
 
     async def _learn(self, raw: str, complete: bool) -> None:
         if self.thinking is not None:

@@ -15,7 +15,7 @@ not just the view: copies kept aside are deleted and the pending turns leave the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -36,6 +36,15 @@ log = logging.getLogger(__name__)
 MAX_USER_FACT_CHARS = 400
 MAX_FORGET_MINUTES = 1440
 USER_FACT_CATEGORY = "context"
+
+
+@dataclass(frozen=True, slots=True)
+class WithdrawnReply:
+    """What became of a reply the user deleted or replaced: how many of its turns were still waiting to be learned
+    (now dropped), and whether it had already been learned (distilled together with the user's words)."""
+
+    dropped: int
+    learned: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +229,23 @@ class Controls:
             before = len(draft.facts)
             draft.facts = [f for f in draft.facts if f.id not in fact_ids or f.user_owned]
             return before - len(draft.facts)
+
+    async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:
+        """A reply of the bot to the user was deleted or replaced: it is not learned. Its turn leaves the pending
+        work (the user's own words stay, under the same generation) and is refused if it arrives later; what was
+        already distilled stays (facts come only from the user's own words: a reply gives them context)."""
+        wanted = {str(message_id) for message_id in message_ids}
+        self.learning.withdraw(sorted(wanted))
+        pending = await self.storage.turns.pending_turns_of(user_id)
+        dropped = 0
+        if self.learning.holds(user_id, wanted) or any(item.turn.turn_id in wanted for item in pending):
+            generation = self.storage.generations.current(user_id)
+            dropped = await self.learning.drop_pending(
+                user_id, lambda item: item.turn.turn_id not in wanted, generation
+            )
+        learned = not dropped and bool(wanted & set((await self.show(user_id)).appliedTurnIds))
+        log.info("reply of user %s withdrawn: %d turns dropped, learned before: %s", user_id, dropped, learned)
+        return WithdrawnReply(dropped, learned)
 
     # --- privacy modes -------------------------------------------------------------------------------------
 

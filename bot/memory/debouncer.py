@@ -88,6 +88,14 @@ class Debouncer:
             key.user_id == user_id for key in self._running.values()
         )
 
+    def holds(self, user_id: int, turn_ids: set[str]) -> bool:
+        """Whether one of these turns of the user is waiting in a batch (not yet handed to the extractor)."""
+        return any(
+            turn.turn_id in turn_ids
+            for key, pending in self._pending.items() if key.user_id == user_id
+            for turn in pending.turns
+        )
+
     async def wait_idle(self) -> None:
         """Until nothing is pending or running (tests await this instead of sleeping)."""
         await self._idle.wait()

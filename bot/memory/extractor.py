@@ -22,6 +22,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from bot.memory.answer import ExtractionResult, TokenUsage
+from bot.memory.budgets import estimate_tokens
 from bot.memory.errors import ExtractionFailed
 from bot.memory.models import MemoryFile, Turn, iso
 from bot.memory.parsing import ExtractionParseError, parse_extraction
@@ -93,6 +94,7 @@ class Extraction:
     result: ExtractionResult
     prompt_tokens: int
     completion_tokens: int
+    estimated: bool = False  # the endpoint reported no usage: the counts are `estimate_tokens` of the texts
 
 
 def memory_for_prompt(memory: MemoryFile) -> dict[str, object]:
@@ -231,7 +233,12 @@ class MemoryExtractor:
             "extraction %s: model=%s prompt_tokens=%d completion_tokens=%d",
             label, self.model, prompt_tokens, completion_tokens,
         )
-        return Extraction(parse_extraction(_content_of(response)), prompt_tokens, completion_tokens)
+        content = _content_of(response)
+        estimated = getattr(response, "usage", None) is None
+        if estimated:  # budgets still count it: by the length of what went in and came out
+            prompt_tokens = estimate_tokens((str(m.get("content", "")) for m in messages), messages=len(messages))
+            completion_tokens = estimate_tokens([content or ""])
+        return Extraction(parse_extraction(content), prompt_tokens, completion_tokens, estimated)
 
     async def _create_with_fallback(self, messages: list[ChatCompletionMessageParam]) -> ChatCompletion:
         """One call; on a 400 in JSON mode, once more without `response_format`.

@@ -20,7 +20,7 @@ import dataclasses
 import json
 import logging
 import secrets
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +44,7 @@ from bot.memory.writer import MemoryWriter
 log = logging.getLogger(__name__)
 
 APPLIED_IDS_KEPT = 500
+WITHDRAWN_KEPT = 1000  # ids of replies deleted or regenerated recently, never to be learned
 RECENT_PROBLEMS_KEPT = 20
 MAX_REQUEUES = 3
 # A batch is parked (no longer tried) after this many refusals of the model (a 400: content filter, context length,
@@ -109,6 +110,7 @@ class Learning:
         self.stats = LearningStats()
         self.recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
         self._requeues: dict[str, int] = {}
+        self._withdrawn: OrderedDict[str, None] = OrderedDict()
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its queue append, while in flight
         self.accepting = True
 
@@ -169,6 +171,7 @@ class Learning:
         and a WARNING says so."""
         self.storage.activity.note(key.user_id, self.clock())
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
+        turns = [turn for turn in turns if turn.turn_id not in self._withdrawn]
         if not turns:
             return False
         reason = self.refusal(key.user_id, target, ticket)
@@ -237,6 +240,19 @@ class Learning:
             self._enqueue(kept, first=True)
         return dropped
 
+    def withdraw(self, turn_ids: Sequence[str]) -> None:
+        """These turns (a reply the user deleted or replaced) are never learned, even when they arrive after this
+        (the reply's own hand-over may still be on its way)."""
+        for turn_id in turn_ids:
+            self._withdrawn[turn_id] = None
+            self._withdrawn.move_to_end(turn_id)
+        while len(self._withdrawn) > WITHDRAWN_KEPT:
+            self._withdrawn.popitem(last=False)
+
+    def holds(self, user_id: int, turn_ids: set[str]) -> bool:
+        """Whether one of these turns is waiting in this process: in a batch, or on its way into the queue."""
+        return self.debouncer.holds(user_id, turn_ids) or any(turn_id in self._appending for turn_id in turn_ids)
+
     # --- extracting ----------------------------------------------------------------------------------------
 
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
@@ -276,6 +292,11 @@ class Learning:
             else:
                 self._give_up(key, turns, error.reason)
             return
+        self.storage.usage.add(
+            "extraction", user_id=key.user_id, guild_id=key.place.guild_id if key.place.kind != "dm" else None,
+            tokens=extraction.prompt_tokens + extraction.completion_tokens, estimated=extraction.estimated,
+            now=self.clock(),
+        )
         own_words = [turn.text for turn in fresh if turn.role == "user" and turn.author_id == key.user_id]
         author = ModelAuthor(
             key.place, self.policy.scope, self.clock(),

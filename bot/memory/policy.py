@@ -21,3 +21,5 @@ class MemoryPolicy:
     scope: Scope = "place"  # "user": one memory everywhere
     max_turn_chars: int = 2000  # longer messages are cut to head and tail before they are learned
     selection_users: int = 1024  # users whose per-place selection indexes are cached
+    user_daily_tokens: int = 0  # tokens a user may spend per UTC day (0: no limit)
+    guild_daily_tokens: int = 0  # tokens a server may spend per UTC day (0: no limit)

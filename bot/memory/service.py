@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from bot.memory.controls import MAX_FORGET_MINUTES, MAX_USER_FACT_CHARS, Controls, ForgetWindowReport
+from bot.memory.budgets import Budgets, Exceeded, UsageReport, estimate_tokens
+from bot.memory.community import MAX_PROMPT_CHARS, ChannelPath, Chosen, CommunityChoice
+from bot.memory.controls import (
+    MAX_FORGET_MINUTES,
+    MAX_USER_FACT_CHARS,
+    Controls,
+    ForgetWindowReport,
+    WithdrawnReply,
+)
 from bot.memory.errors import InvalidRequest
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.learning import Learning, LearningTicket
@@ -35,13 +43,19 @@ from bot.memory.selector import FactSelector
 from bot.memory.stats import EngineSnapshot
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.interfaces import ReplyRecord
+from bot.memory.storage.tally import Kind
 from bot.memory.switches import MemorySwitch
 from bot.memory.writer import MemoryWriter
 
 __all__ = [
     "MAX_FORGET_MINUTES",
     "MAX_MODE_MINUTES",
+    "MAX_PROMPT_CHARS",
     "MAX_USER_FACT_CHARS",
+    "ChannelPath",
+    "Chosen",
+    "CommunityChoice",
+    "Exceeded",
     "FlushReport",
     "ForgetWindowReport",
     "InvalidRequest",
@@ -53,6 +67,9 @@ __all__ = [
     "PrivacyRecord",
     "RecalledItem",
     "ReplyRecord",
+    "UsageReport",
+    "WithdrawnReply",
+    "estimate_tokens",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,6 +119,9 @@ class MemoryService:
         self.controls = Controls(
             storage=storage, writer=self.writer, learning=self.learning, recall=self.recall, clock=now
         )
+        self.budgets = Budgets(
+            storage.usage, user_daily=policy.user_daily_tokens, guild_daily=policy.guild_daily_tokens, clock=now
+        )
 
     def _now(self) -> datetime:
         return self.clock()
@@ -130,6 +150,7 @@ class MemoryService:
         learning = self.learning
         learning.accepting = False
         await self.save_activity()
+        await self.save_usage()
         finished = await learning.debouncer.flush(timeout)
         if not finished:
             log.warning(
@@ -288,6 +309,70 @@ class MemoryService:
     async def set_channel_learning(self, channel_id: int, *, learning: bool) -> None:
         await self.storage.switches.set_channel(channel_id, learning=learning)
 
+    # --- replies the user deleted or regenerated -----------------------------------------------------------
+
+    async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:
+        """The bot's reply (these message ids) to the user is gone or replaced: it is never learned."""
+        return await self.controls.withdraw_reply(user_id, message_ids)
+
+    # --- the servers' community settings -------------------------------------------------------------------
+
+    def community_at(self, path: ChannelPath) -> CommunityChoice:
+        """Every prompt and model set from this reply's thread up to its server, most specific first."""
+        return self.storage.community.at(path)
+
+    def community_set_here(self, guild_id: int, place_id: int | None) -> dict[str, Any]:
+        """What is set exactly at one place (the server when `place_id` is None)."""
+        return self.storage.community.set_here(guild_id, place_id)
+
+    async def set_persona_prompt(self, guild_id: int, place_id: int | None, text: str) -> None:
+        await self.storage.community.set_prompt(guild_id, place_id, text)
+
+    async def set_chat_model(self, guild_id: int, place_id: int | None, name: str) -> None:
+        await self.storage.community.set_model(guild_id, place_id, name)
+
+    async def reset_community(self, guild_id: int, place_id: int | None) -> bool:
+        return await self.storage.community.reset(guild_id, place_id)
+
+    def allowed_roles(self, guild_id: int) -> frozenset[int]:
+        return self.storage.community.allowed_roles(guild_id)
+
+    async def set_allowed_roles(self, guild_id: int, roles: frozenset[int]) -> None:
+        await self.storage.community.set_allowed_roles(guild_id, roles)
+
+    def dms_allowed(self, guild_id: int) -> bool:
+        return self.storage.community.dms_allowed(guild_id)
+
+    async def set_dms_allowed(self, guild_id: int, allowed: bool) -> None:
+        await self.storage.community.set_dms_allowed(guild_id, allowed)
+
+    async def forget_guild(self, guild_id: int) -> int:
+        """The bot left the server: everything its admins set is deleted (its token counts expire with the day)."""
+        return await self.storage.community.forget_guild(guild_id)
+
+    # --- budgets -------------------------------------------------------------------------------------------
+
+    def count_tokens(
+        self, kind: Kind, *, user_id: int, guild_id: int | None, tokens: int, estimated: bool = False
+    ) -> None:
+        """Count tokens a model call spent for the user (and their server outside DMs)."""
+        self.budgets.count(kind, user_id=user_id, guild_id=guild_id, tokens=tokens, estimated=estimated)
+
+    def budget_exceeded(self, user_id: int, guild_id: int | None) -> Exceeded | None:
+        """The daily budget that stops a reply to this user here now, or None."""
+        return self.budgets.exceeded(user_id, guild_id)
+
+    def usage_today(self, user_id: int, guild_id: int | None) -> UsageReport:
+        return self.budgets.report(user_id, guild_id)
+
+    async def save_usage(self) -> None:
+        """Persist the token counts (every few seconds and at shutdown); a failure only delays it, so it is
+        logged."""
+        try:
+            await self.storage.usage.save()
+        except OSError as error:
+            log.warning("could not save the token counts (%s); will retry", error.strerror or type(error).__name__)
+
     # --- operations ----------------------------------------------------------------------------------------
 
     def snapshot(self) -> EngineSnapshot:
@@ -306,6 +391,7 @@ class MemoryService:
             cache_misses=self.storage.memories.cache_misses,
             extraction_requests=self.learning.extractor.calls.requests,
             extraction_errors=dict(self.learning.extractor.calls.errors),
+            llm_tokens=self.budgets.totals(),
         )
 
     async def save_activity(self) -> None:

@@ -32,3 +32,4 @@ class EngineSnapshot:
     cache_misses: int
     extraction_requests: int
     extraction_errors: dict[str, int]
+    llm_tokens: dict[str, int] = field(default_factory=dict)  # counted for budgets, by kind (chat, extraction)

@@ -64,7 +64,7 @@ async def test_an_explicit_max_tokens_setting_is_kept_even_when_refused(
 async def test_refused_images_are_retried_without_them(chat_server: ChatServer, client: AsyncOpenAI) -> None:
     chat_server.responder = lambda body: reject_features(reply("text only"), "images")
     answer = await model(client).complete(WITH_IMAGE)
-    assert answer == type(answer)("text only", images_dropped=True)
+    assert (answer.text, answer.images_dropped) == ("text only", True)
     assert chat_server.requests[-1]["body"]["messages"][0]["content"] == [{"type": "text", "text": "look"}]
 
 
@@ -163,3 +163,44 @@ async def test_an_endpoint_refusing_stream_options_still_streams(chat_server: Ch
     assert chat.streaming_supported and not chat.stream_usage_supported
     assert ["stream_options" in r["body"] for r in chat_server.requests] == [True, False, False]  # asked once
     assert chat.usage.reported == 0
+    assert stream is not None and stream.tokens is None  # this endpoint never says: the budgets estimate
+
+
+# --- tokens each call spent (for the daily budgets), and a model per server -----------------------------------
+
+
+async def test_each_answer_carries_the_tokens_the_endpoint_reported(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.enqueue(reply("Twelve chars"), reply("Streamed and counted."))
+    chat = model(client)
+    answer = await chat.complete(MESSAGES)
+    assert answer.tokens is not None and answer.tokens.completion == 3 and answer.tokens.prompt > 0
+    stream = await chat.open_stream(MESSAGES)
+    assert stream is not None and stream.tokens is None  # known once the closing usage chunk arrived
+    _ = [d async for d in stream.deltas()]
+    assert stream.tokens is not None and stream.tokens.completion == 5
+    assert chat.usage.completion_tokens == 8  # the process's total, for the metrics
+
+
+async def test_no_usage_reported_means_no_tokens(chat_server: ChatServer, client: AsyncOpenAI) -> None:
+    chat_server.enqueue(raw_body(b'{"choices":[{"message":{"content":"fine"}}]}'))
+    answer = await model(client).complete(MESSAGES)
+    assert answer.text == "fine" and answer.tokens is None
+
+
+async def test_another_model_learns_what_its_endpoint_refuses_on_its_own(
+    chat_server: ChatServer, client: AsyncOpenAI
+) -> None:
+    chat_server.responder = lambda body: (
+        reject_features(reply("ok"), "max_tokens") if body.get("model") == "reasoner" else reply("ok")
+    )
+    chat = model(client, temperature=0.3)
+    other = chat.for_model("reasoner")
+    assert chat.for_model("reasoner") is other and other.for_model("m") is chat and chat.for_model("m") is chat
+    assert await other.reply(MESSAGES) == "ok" and await chat.reply(MESSAGES) == "ok"
+    bodies = [r["body"] for r in chat_server.requests]
+    assert [(b["model"], "max_tokens" in b, b.get("temperature")) for b in bodies] == [
+        ("reasoner", True, 0.3), ("reasoner", False, 0.3), ("m", True, 0.3)
+    ]
+    assert other.usage is chat.usage and chat.usage.reported == 2  # one total for the metrics

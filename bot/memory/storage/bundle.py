@@ -3,9 +3,10 @@ benchmarks alike.
 
 `build_file_storage` (files under DATA_DIR, one process) and `build_postgres_storage` (PostgreSQL, any number of
 processes) are the only places the parts are assembled. Each returns a `StorageBundle`: the forget generations, the
-memory documents, the queue of pending turns, the privacy records, the memory switches, the reply records and the
-activity days. Every part can forget one user, so forgetting everything and retention loop over the bundle
-(`forget_user`) instead of naming parts: a part added here is forgotten with the rest.
+memory documents, the queue of pending turns, the privacy records, the memory switches, the reply records, the
+activity days, the servers' community settings and the tokens spent (budgets). Every part can forget one user,
+so forgetting everything and retention loop over the bundle (`forget_user`) instead of naming parts: a part added
+here is forgotten with the rest.
 
 Given a master key (MEMORY_ENCRYPTION_KEY), each builder makes the codec that seals memory and pending turns with
 a key per user (`bot.storage.file_codec`, `bot.storage.pg.codec`) and hands it to the memory store and the queue:
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.memory.community import CommunityBook
 from bot.memory.privacy import PrivacyBook
 from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
 from bot.memory.storage.files.generations import FileGenerations
@@ -29,6 +31,7 @@ from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.files.legacy import convert_privacy, convert_switches
 from bot.memory.storage.files.memories import MemoryStore
 from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.storage.files.usage import USAGE_FILE, FileUsageLog
 from bot.memory.storage.interfaces import (
     ActivityStore,
     Generations,
@@ -36,6 +39,7 @@ from bot.memory.storage.interfaces import (
     Part,
     ReplyStore,
     TurnQueue,
+    UsageStore,
     UserPart,
 )
 from bot.memory.storage.pg.activity import PostgresActivityLog
@@ -44,6 +48,7 @@ from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.replies import PostgresReplyLog
 from bot.memory.storage.pg.schema import migrate
 from bot.memory.storage.pg.turns import PostgresTurnQueue
+from bot.memory.storage.pg.usage import PostgresUsageLog
 from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
 from bot.storage.file_codec import FileCodec
@@ -58,12 +63,15 @@ log = logging.getLogger(__name__)
 PRIVACY_FILE = "privacy.json"
 SWITCHES_FILE = "memory-switches.json"
 MODEL_TRAITS_FILE = "model-traits.json"
+COMMUNITY_FILE = "community-settings.json"
 
 
 @dataclass(slots=True)
 class StorageBundle:
     """One process's storage. `learned` parts hold what the bot learned or was told; `settings` parts hold what
-    the user chose (privacy): forgetting everything clears the first, retention both."""
+    the user chose (privacy) and what they spent today (budgets): forgetting everything clears the first,
+    retention both. A user's token counts stay through their own forget, or a forget would reset their budget;
+    a server's counts belong to the server."""
 
     kind: Literal["files", "postgres"]
     where: str  # for the start-up line: never a password
@@ -75,6 +83,8 @@ class StorageBundle:
     replies: ReplyStore
     activity: ActivityStore
     model_traits: RecordTable  # what each chat model does with its reasoning (no user's data)
+    community: CommunityBook  # what each server's admins chose: persona, model, who may talk (no user's data)
+    usage: UsageStore  # tokens spent per user and server per UTC day
     codec: FileCodec | PostgresCodec  # seals memory and pending turns with a key per user (or nothing)
     database: Database | None = None
     _opened: list[Part] = field(default_factory=list)
@@ -88,12 +98,12 @@ class StorageBundle:
 
     @property
     def settings(self) -> list[UserPart]:
-        return [self.privacy]
+        return [self.privacy, self.usage]
 
     def _all(self) -> list[Part]:
         return [
-            self.codec, self.generations, self.privacy, self.switches, self.model_traits, self.memories, self.replies,
-            self.activity, self.turns,
+            self.codec, self.generations, self.privacy, self.switches, self.model_traits, self.community,
+            self.memories, self.replies, self.activity, self.usage, self.turns,
         ]
 
     async def open(self) -> None:
@@ -166,6 +176,9 @@ def build_file_storage(
         activity=ActivityLog(data_dir / ACTIVITY_FILE, writer=small),
         # Unreadable: kept aside and started empty, the safe reading (every model's next reply is held whole).
         model_traits=FileRecords(data_dir / MODEL_TRAITS_FILE, on_damaged="aside", writer=small),
+        # Unreadable: refuse to start, as for the switches: a server's restrictions must never silently lapse.
+        community=CommunityBook(FileRecords(data_dir / COMMUNITY_FILE, on_damaged="refuse", writer=small)),
+        usage=FileUsageLog(data_dir / USAGE_FILE, writer=small),
         codec=codec,
     )
 
@@ -197,6 +210,8 @@ def build_postgres_storage(
         replies=PostgresReplyLog(database),
         activity=PostgresActivityLog(database),
         model_traits=PostgresRecords(database, "model-traits"),
+        community=CommunityBook(PostgresRecords(database, "community")),
+        usage=PostgresUsageLog(database),
         codec=codec,
         database=database,
     )

@@ -16,14 +16,16 @@ Two guarantees live here because the storage is where they are checked atomicall
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from bot.memory.errors import ClaimLost, Stale
 from bot.memory.models import ConversationKey, MemoryFile, Turn
+from bot.memory.storage.tally import Kind, Spent, Subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +219,28 @@ class ActivityStore(Protocol):
     def sweep_lock(self) -> AbstractAsyncContextManager[bool]:
         """Yields True for the one process that may run the retention sweep now."""
         ...
+
+
+class UsageStore(Protocol):
+    """Tokens spent per user and per server per UTC day (budgets). `add` and `spent` are on the hot path: RAM
+    only; `save` (every few seconds and at close) makes the counting durable and, where processes share the
+    storage, brings in theirs."""
+
+    totals: Counter[str]
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def add(
+        self, kind: Kind, *, user_id: int, guild_id: int | None, tokens: int, estimated: bool, now: datetime
+    ) -> None: ...
+
+    def spent(self, subject: Subject, day: date) -> Spent: ...
+
+    async def save(self, now: datetime | None = None) -> None: ...
+
+    async def forget_user(self, user_id: int) -> None: ...
 
 
 class Part(Protocol):

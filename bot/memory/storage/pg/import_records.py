@@ -1,5 +1,6 @@
-"""The small records of a data folder, for `import-files`: privacy records, reply records, activity days and the
-servers' memory switches.
+"""The small records of a data folder, for `import-files`: privacy records, reply records, activity days, the
+servers' memory switches and their community settings (persona, model, allowed roles). Today's token counts are not
+carried over: they are a day's budget, and start afresh.
 
 Each file is read the way the bot reads it (its own loader, on a copy in a temporary folder where loading could
 keep a damaged file aside or sweep temp files), so the import never changes the folder. Rows are inserted only
@@ -26,7 +27,7 @@ from typing import Any
 
 import asyncpg
 
-from bot.memory.storage.bundle import PRIVACY_FILE, SWITCHES_FILE, build_file_storage
+from bot.memory.storage.bundle import COMMUNITY_FILE, PRIVACY_FILE, SWITCHES_FILE, build_file_storage
 from bot.memory.storage.files.activity import ACTIVITY_FILE
 from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
 from bot.memory.storage.files.replies import REPLIES_FILE, record_from_json
@@ -56,16 +57,20 @@ def _small_files(folder: Path, names: Sequence[str], scratch: Path) -> None:
 
 
 def read_table(folder: Path, kind: str) -> Records:
-    """A table of small records (privacy records, memory switches), read the way the bot reads it, on a copy.
+    """A table of small records (privacy records, memory switches, community settings), read the way the bot reads
+    it, on a copy.
     Rows are (key, value); a table the bot would fail closed on (held, unreadable) makes the import incomplete."""
     names = {
         "privacy": [PRIVACY_FILE, PAUSES_FILE, MODES_FILE],
         "switches": [SWITCHES_FILE],
+        "community": [COMMUNITY_FILE],
     }[kind]
     with tempfile.TemporaryDirectory(prefix="memory-bot-import-") as scratch:
         _small_files(folder, names, Path(scratch))
         files = build_file_storage(Path(scratch), durable=False)
-        table = files.privacy.table if kind == "privacy" else files.switches.table
+        table = {"privacy": files.privacy.table, "switches": files.switches.table, "community": files.community.table}[
+            kind
+        ]
         try:
             asyncio.run(table.open())
         except RecordsUnreadable as error:
@@ -211,6 +216,7 @@ def record_kinds() -> list[RecordKind]:
         RecordKind("reply records", read_replies, insert_replies, count_replies),
         RecordKind("activity days", read_activity, insert_activity, count_activity),
         RecordKind("memory switches", lambda folder: read_table(folder, "switches"), *_table("switches")),
+        RecordKind("community settings", lambda folder: read_table(folder, "community"), *_table("community")),
     ]
 
 

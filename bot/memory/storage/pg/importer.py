@@ -1,7 +1,7 @@
 """Moving a file-backend data folder (`DATA_DIR`) into PostgreSQL: `python -m bot import-files DIR`.
 
-Memory files and the journal's pending turns here; privacy records, reply records, activity days and memory
-switches in `import_records`.
+Memory files and the journal's pending turns here; privacy records, reply records, activity days, memory
+switches and community settings in `import_records`.
 
 - The files are only read, never changed or deleted: they stay as the operator's backup. The journal is replayed
   from a copy in a temporary folder, because replaying rewrites (compacts) the file it reads.

@@ -8,10 +8,11 @@ row is one read per reply and one write per extraction, and the file and databas
 deleted and recreated (caches key on it).
 
 Reply records and last activity are plain rows, one table each. The small records read for every message (each
-user's privacy record, the admins' memory switches, ...) are rows of one `records` table keyed by kind and key
-(`bot.storage.pg.records`); only what is on has a row. Each user's forget generation is a row of
-`user_generations`, and every pending turn carries the generation it arrived under (migration 3 replaced the
-separate pause, mode, switch and wipe tables with these).
+user's privacy record, the admins' memory switches, the servers' community settings, ...) are rows of one
+`records` table keyed by kind and key (`bot.storage.pg.records`); only what is on has a row. Each user's forget
+generation is a row of `user_generations`, and every pending turn carries the generation it arrived under
+(migration 3 replaced the separate pause, mode, switch and wipe tables with these). Tokens spent for budgets are
+counters per user or server and day (`token_usage`), added to by every process.
 
 With MEMORY_ENCRYPTION_KEY, a memory or a pending turn is a sealed `bytea` next to its JSONB column, which is then
 NULL (exactly one of the two holds the value); the wrapped data keys are in tables of their own
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from bot.memory.storage.pg.usage import USAGE_TABLE_SQL
 from bot.storage.pg.codec import KEY_TABLES_SQL
 from bot.storage.pg.migrations import Migration, apply_migrations
 from bot.storage.pg.records import RECORDS_TABLE_SQL
@@ -129,8 +131,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         DROP TABLE paused_users, user_modes, guild_switches, channel_switches, user_wipes;
         """,
     ),
+    Migration(4, "tokens spent per user and per server per day", USAGE_TABLE_SQL),
     Migration(
-        4,
+        5,
         "encryption at rest: sealed memory and pending turns, the key store and its mark",
         KEY_TABLES_SQL
         + """

@@ -1,0 +1,86 @@
+"""`/usage`: the tokens the caller spent with the bot today, their daily budget and when it resets; server admins
+(Manage Server) also see the server's. And, while loaded, the save of the token counts every few seconds.
+
+Counts are what the endpoint reported (`usage`) for replies and memory extraction, per UTC day; an endpoint that
+reports nothing is counted by an estimate, and the answer says how much of the count is estimated. The counts are
+kept in RAM and saved every `SAVE_EVERY_SECONDS` and at shutdown, so a crash loses at most that much counting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.memory.service import UsageReport
+from cogs.admin import may_administer
+
+if TYPE_CHECKING:
+    from bot.discord_bot import MemoryBot
+    from bot.memory.service import MemoryService
+
+log = logging.getLogger(__name__)
+
+SAVE_EVERY_SECONDS = 10.0
+
+
+def _spent_line(who: str, tokens: int, estimated: int, limit: int) -> str:
+    line = f"{who} **{tokens:,}** tokens" + (f" of the daily **{limit:,}**" if limit else " (no daily limit)")
+    if estimated:
+        line += f"; about {estimated:,} of them estimated (the model endpoint did not say what it used)"
+    return line + "."
+
+
+def usage_text(report: UsageReport, *, show_guild: bool) -> str:
+    reset = discord.utils.format_dt(report.resets_at, "R")
+    lines = [
+        f"**Today** (the day ends {reset}, midnight UTC):",
+        "- " + _spent_line("You have used", report.user.tokens, report.user.estimated, report.user_limit),
+    ]
+    if report.user_limit and report.user.tokens >= report.user_limit:
+        lines.append(f"- Your budget is used up: I'll answer you again {reset}. What you say is still remembered.")
+    if show_guild and report.guild is not None:
+        lines.append(
+            "- " + _spent_line("This server has used", report.guild.tokens, report.guild.estimated, report.guild_limit)
+        )
+    lines.append("-# Counted: the tokens of my replies to you and of distilling what you said into memory.")
+    return "\n".join(lines)
+
+
+class UsageCog(commands.Cog):
+    def __init__(self, bot: MemoryBot) -> None:
+        self.bot = bot
+        self.memory: MemoryService = bot.resources.memory
+        self._saver: asyncio.Task[None] | None = None
+
+    async def cog_load(self) -> None:
+        self._saver = asyncio.create_task(self._save_periodically(), name="token usage saver")
+
+    async def cog_unload(self) -> None:
+        if self._saver is not None:
+            self._saver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._saver
+            self._saver = None  # what is left is saved when the storage closes (shutdown)
+
+    async def _save_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(SAVE_EVERY_SECONDS)
+            await self.memory.save_usage()  # logs and carries on when the storage fails
+
+    @app_commands.command(name="usage", description="How many tokens you used with me today, and your daily budget")
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    async def usage(self, interaction: discord.Interaction) -> None:
+        guild_id = interaction.guild.id if interaction.guild is not None else None
+        report = self.memory.usage_today(interaction.user.id, guild_id)
+        text = usage_text(report, show_guild=guild_id is not None and may_administer(interaction))
+        await interaction.response.send_message(text, ephemeral=True)
+
+
+async def setup(bot: MemoryBot) -> None:
+    await bot.add_cog(UsageCog(bot))
