@@ -20,6 +20,9 @@
   facts) at the end of the system message, history trimmed one message at a time.
 - The previous duplicate check (`difflib_closest`): `bot.memory.apply`'s matcher before rapidfuzz, on
   `difflib.SequenceMatcher`, re-tokenising both texts for every pair.
+- The previous indexes of each user's selection keys (`DictKeyIndexRecall`, `LruKeyIndexRecall`): `Recall` kept, per
+  user who got a server reply, the set of the selector keys of their places, to forget them later: first in a plain
+  dict never pruned (before the engine's rebuild), then in an LRU of `MEMORY_CACHE_USERS` users.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile
+from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile, Place
+from bot.memory.recall import Recall
 from bot.memory.render import BLOCK_TAG, ELSEWHERE_NOTE, SECTION_LABELS, PlacedSummary, estimate_tokens, quote
 from bot.memory.selector import FactIndex, FactSelector, analyze, index_terms, rank
+from bot.storage.lru import LruCache
 
 # --- the seed's way -------------------------------------------------------------------------------------------
 
@@ -378,3 +383,49 @@ async def legacy_build_prompt(cog: Any, message: Any, text: str, bot_id: int | N
     system = system_message(cog.settings.system_prompt, now=datetime.now(UTC), speaker_name=current.author_name,
                             memory_profile=block)
     return Prompt(chat_messages(system=system, history=history, current=current), used)
+
+
+# --- the per-user index of selection keys, as it was ---------------------------------------------------------
+
+
+class DictKeyIndexRecall(Recall):
+    """`Recall` before the engine's rebuild: user id -> the selector keys of their places, in a dict never pruned."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.key_index: dict[int, set[str]] = {}
+
+    def _selection_key(self, user_id: int, reading: Place) -> str:  # type: ignore[override]
+        if reading.kind == "dm":
+            return str(user_id)
+        key = f"{user_id}@{reading.key}"
+        self.key_index.setdefault(user_id, set()).add(key)
+        return key
+
+    def forget_user(self, user_id: int) -> None:
+        for key in {str(user_id), *self.key_index.pop(user_id, set())}:
+            self.selector.forget(key)
+
+
+class LruKeyIndexRecall(Recall):
+    """`Recall` as the rebuilt engine first had it: the same index, in an LRU of `users` users."""
+
+    def __init__(self, *, users: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.key_index: LruCache[int, set[str]] = LruCache(users)
+
+    def _selection_key(self, user_id: int, reading: Place) -> str:  # type: ignore[override]
+        if reading.kind == "dm":
+            return str(user_id)
+        keys = self.key_index.get(user_id)
+        if keys is None:
+            keys = self.key_index.put(user_id, set())
+        key = f"{user_id}@{reading.key}"
+        keys.add(key)
+        return key
+
+    def forget_user(self, user_id: int) -> None:
+        for key in {str(user_id), *(self.key_index.peek(user_id) or set())}:
+            self.selector.forget(key)
+        self.key_index.put(user_id, set())
+

@@ -37,12 +37,15 @@ BENCHMARKS = (
     "storage_backends",
     "encryption_cost",
     "usage_counting",
+    "crash_takeover",
     "retention_sweep",
     "load_lag",
     "apply_at_cap",
     "guard_errors",
     "credential_gate",
     "sensitive_gate",
+    "recall_state",
+    "place_cap",
     "footprint",
 )
 NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder

@@ -2,10 +2,12 @@
 and `import-files` to prepare a PostgreSQL database, or `encrypt-existing` and `rotate-key` to encrypt memory at
 rest and change its key (`bot.database_commands`).
 
-Start-up failures an admin can fix (missing or malformed settings, an unusable DATA_DIR) print one line naming the
-problem and exit with status 2, without a traceback and without ever printing a secret. SIGTERM and SIGINT stop
-intake, flush pending memory updates through the extractor and the store (bounded by SHUTDOWN_TIMEOUT_SECONDS),
-close cleanly and exit 0.
+Start-up failures an admin can fix (missing or malformed settings, shards split over processes without a shared
+database, an unusable DATA_DIR or one another process holds) print one line naming the problem and exit with status
+2, without a traceback and without ever printing a secret. The bot and the console hold DATA_DIR for as long as they
+run (`bot.storage.folder_lock`), so a second process on the same folder is refused instead of rewriting its files.
+SIGTERM and SIGINT stop intake, flush pending memory updates through the extractor and the store (bounded by
+SHUTDOWN_TIMEOUT_SECONDS), close cleanly and exit 0.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
     from bot.app import Resources
     from bot.discord_bot import MemoryBot
+    from bot.storage.folder_lock import FolderLock
 
 log = logging.getLogger("bot")
 
@@ -32,6 +35,8 @@ EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_CONFIG = 2
 EXIT_INTERRUPTED = 130
+
+_data_dir_lock: FolderLock | None = None  # DATA_DIR, held by the bot or the console while the process lives
 
 Connect = Callable[["MemoryBot"], Coroutine[Any, Any, object]]
 """How the bot reaches Discord: logs in and runs until closed (tests pass one that never touches the network)."""
@@ -56,6 +61,23 @@ def check_data_dir(data_dir: Path) -> str | None:
     except OSError as error:
         return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
     return None
+
+
+def shard_storage_problem(settings: Settings) -> str | None:
+    """One line when this process runs only some of the shards while memory is in files, else None.
+
+    A user's DMs arrive on shard 0 and their servers on other shards: processes running different shards must share
+    one memory, or a user has two memories and a forget in a DM reaches only one of them. Files serve one process,
+    so shards split over processes need DATABASE_URL. (All shards in one process is fine on files.)"""
+    ids, count = settings.shard_ids, settings.shard_count
+    if settings.database_url is not None or ids is None or count is None or set(ids) == set(range(count)):
+        return None
+    listed = ",".join(str(shard) for shard in ids)
+    return (
+        f"SHARD_IDS={listed} runs only part of the SHARD_COUNT={count} shards, so other processes run the rest and "
+        "must share this one's memory: set DATABASE_URL to one PostgreSQL database for all of them "
+        "(memory in files in DATA_DIR serves a single process)"
+    )
 
 
 def env_file_warning(path: Path = Path(".env")) -> str | None:
@@ -260,9 +282,20 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     except SettingsError as error:
         return _fail(str(error))
 
+    if args.command is None and (problem := shard_storage_problem(settings)) is not None:
+        return _fail(problem)
     problem = check_data_dir(settings.data_dir)
     if problem is not None:
         return _fail(problem)
+    from bot.storage.folder_lock import FolderInUse, lock_folder
+
+    global _data_dir_lock  # held for the process's life: the OS releases it when the process ends
+    try:
+        _data_dir_lock = lock_folder(settings.data_dir)  # the console too: it writes the same files as the bot
+    except FolderInUse as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"DATA_DIR {settings.data_dir} is not usable: {error.strerror or type(error).__name__}")
 
     from bot.logging_setup import configure_logging
 

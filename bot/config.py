@@ -100,6 +100,7 @@ class Settings(BaseSettings):
     memory_max_wait_seconds: float = Field(default=300.0, gt=0)
     memory_top_k: int = Field(default=15, ge=0)
     memory_max_facts: int = Field(default=100, ge=1)
+    memory_max_places: int = Field(default=50, ge=1)
     memory_min_confidence: float = Field(default=0.7, ge=0, le=1)
     memory_duplicate_similarity: float = Field(default=0.85, gt=0, le=1)
     memory_token_budget: int = Field(default=1000, ge=50)

@@ -7,8 +7,8 @@ LLM settings, so the storage can be prepared before the rest is configured. What
 each. A failure (no DATABASE_URL or key, a malformed URL, a server that cannot be reached or refuses us, a schema
 newer than this code, an import that does not add up, a key that does not fit the store) is one line on stderr and a
 non-zero exit, without a traceback and never with the URL's password or a key. All are safe to run again: they do
-only what is still to do. The encryption commands refuse to run while a bot uses the store (a fresh heartbeat in
-DATA_DIR, a bot connected to the database).
+only what is still to do. The encryption commands refuse to run while a bot uses the store (another process holding
+DATA_DIR's lock, a bot connected to the database), and hold DATA_DIR's lock while they run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot.config import Settings
-from bot.health import check_heartbeat
 from bot.logging_setup import configure_logging
 from bot.memory.storage.encryption import (
     EncryptReport,
@@ -41,6 +40,7 @@ from bot.memory.storage.pg.importer import (
 from bot.memory.storage.pg.schema import MIGRATIONS, migrate
 from bot.storage.errors import EncryptionRefused, SchemaError, StorageUnavailable
 from bot.storage.file_codec import MARK_FILE, FileCodec, read_mark
+from bot.storage.folder_lock import FolderInUse, lock_folder
 from bot.storage.pg.database import Database, database_secrets
 from bot.storage.pg.migrations import applied_version
 from bot.storage.sealing import KEY_ADVICE, MasterKey
@@ -192,14 +192,6 @@ def _master_key(settings: Settings) -> MasterKey:
     return MasterKey.parse(settings.memory_encryption_key.get_secret_value())
 
 
-def _no_bot_on_files(settings: Settings) -> None:
-    running, _ = check_heartbeat(settings.data_dir, max_age_seconds=settings.healthcheck_max_age_seconds)
-    if running:
-        raise CommandFailed(
-            f"a bot is running on DATA_DIR {settings.data_dir} (its heartbeat is fresh): stop it first"
-        )
-
-
 async def _no_bot_on_database(database: Database) -> None:
     await database.run(migrate, transaction=False)
     bots = await connected_bots(database)
@@ -208,7 +200,15 @@ async def _no_bot_on_database(database: Database) -> None:
 
 
 def _on_files(settings: Settings, work: Callable[[], _T]) -> _T:
-    _no_bot_on_files(settings)
+    """`work` holding DATA_DIR's lock, so no bot (nor a second run) uses the folder meanwhile."""
+    try:
+        held = lock_folder(settings.data_dir)
+    except FolderInUse as error:
+        raise CommandFailed(str(error)) from None
+    except OSError as error:
+        raise CommandFailed(
+            f"DATA_DIR {settings.data_dir} is not usable: {error.strerror or type(error).__name__}"
+        ) from None
     try:
         return work()
     except (EncryptionRefused, StorageUnavailable) as error:
@@ -218,6 +218,8 @@ def _on_files(settings: Settings, work: Callable[[], _T]) -> _T:
             f"DATA_DIR {settings.data_dir} is not usable: {error.strerror or type(error).__name__}; "
             "nothing is lost, run the command again once it is fixed"
         ) from None
+    finally:
+        held.release()
 
 
 def encrypt_existing_command(settings: Settings) -> int:

@@ -6,7 +6,6 @@ the only one that starts the store; `import-files` reads an encrypted folder wit
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -18,12 +17,12 @@ from typing import Any
 
 import asyncpg
 
-from bot.health import write_heartbeat
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.file_codec import FileCodec
+from bot.storage.folder_lock import lock_folder
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.llm_server import extraction
 from tests.test_database_commands import query, with_database, with_password
@@ -149,10 +148,13 @@ def test_the_encryption_commands_refuse_without_a_key_or_while_a_bot_runs(workdi
     assert no_key.returncode == 1
     assert_one_clean_line(no_key.stderr, "MEMORY_ENCRYPTION_KEY is not set", "openssl rand -base64 32")
 
-    asyncio.run(write_heartbeat(data_dir, connected=True, latency_ms=40.0, guilds=1))
-    running = storage_command(["encrypt-existing"], workdir, DATA_DIR=str(data_dir), MEMORY_ENCRYPTION_KEY=KEY)
+    held = lock_folder(data_dir)  # as a running bot holds it
+    try:
+        running = storage_command(["encrypt-existing"], workdir, DATA_DIR=str(data_dir), MEMORY_ENCRYPTION_KEY=KEY)
+    finally:
+        held.release()
     assert running.returncode == 1
-    assert_one_clean_line(running.stderr, "a bot is running on DATA_DIR", "stop it first")
+    assert_one_clean_line(running.stderr, f"DATA_DIR {data_dir} is in use by another memory-bot process")
     assert b"microservices" in every_byte(data_dir)  # nothing was touched
 
 

@@ -269,6 +269,54 @@ def test_shard_ids_beyond_shard_count_exit_2_with_one_line(workdir: Path) -> Non
     assert_one_clean_line(result.stderr, "SHARD_IDS lists 4", "SHARD_COUNT=4")
 
 
+def test_shards_split_over_processes_on_files_exit_2_naming_database_url(workdir: Path) -> None:
+    """SHARD_IDS covering part of the shards means other processes run the rest: they need one shared memory."""
+    data_dir = workdir / "data"
+    env = standin_env(data_dir, "http://127.0.0.1:9/v1", SHARD_COUNT="2", SHARD_IDS="1")
+    result = run_bot_command([], workdir, env)
+    assert result.returncode == 2, result.stderr
+    assert_one_clean_line(result.stderr, "DATABASE_URL", "SHARD_IDS=1", "SHARD_COUNT=2")
+    assert not data_dir.exists(), "refused before anything was written"
+
+
+def test_all_shards_in_one_process_on_files_start(workdir: Path, spawn: Spawn) -> None:
+    data_dir = workdir / "data"
+    with llm_server(workdir, []) as server:
+        bot = spawn(data_dir, standin_env(data_dir, server.base_url, SHARD_COUNT="2", SHARD_IDS="1,0"))
+        bot.wait_ready()
+        bot.stop(signal.SIGTERM)
+    assert bot.returncode == 0, bot.output()
+    assert "running shards 0,1 of 2" in bot.output(), bot.output()
+
+
+def test_one_data_dir_serves_one_process_the_console_included(workdir: Path, spawn: Spawn) -> None:
+    """A second bot or a console on a folder a running bot holds is refused with one line naming the folder; the
+    lock goes with its holder, even killed with SIGKILL."""
+    data_dir = workdir / "data"
+    with llm_server(workdir, []) as server:
+        env = standin_env(data_dir, server.base_url)
+        first = spawn(data_dir, env)
+        first.wait_ready()
+        second = run_bot_command([], workdir, env, module="tests.standin")
+        assert second.returncode == 2, second.stderr
+        line = assert_one_clean_line(second.stderr, "DATA_DIR", str(data_dir), "another memory-bot process")
+        assert f"pid {first.process.pid}" in line  # type: ignore[union-attr]
+        console = subprocess.run(
+            [sys.executable, "-m", "bot", "console", "--user-id", str(ALICE)], cwd=workdir, env=env, input="",
+            capture_output=True, text=True, timeout=60,
+        )
+        assert console.returncode == 2, console.stdout + console.stderr
+        assert_one_clean_line(console.stderr, "DATA_DIR", str(data_dir))
+
+        first.process.kill()  # type: ignore[union-attr]
+        first.process.wait(timeout=30)  # type: ignore[union-attr]
+        (data_dir / HEARTBEAT_FILE).unlink()  # the killed bot's: readiness is the new one's
+        again = spawn(data_dir, env)
+        again.wait_ready()
+        again.stop(signal.SIGTERM)
+    assert again.returncode == 0, again.output()
+
+
 @pytest.mark.parametrize("layout", ["under a file", "is a file"])
 def test_unusable_data_dir_exits_2_with_one_line(workdir: Path, layout: str) -> None:
     """Tests run as root, so a chmod would not stop anything: a regular file in the way does."""
@@ -334,10 +382,11 @@ def test_signal_flushes_the_pending_update_to_disk(
     print(f"\n{signal.Signals(signum).name}: flushed 1 batch and exited in {elapsed:.2f}s")
 
 
-def test_a_sharded_process_names_its_shards_and_stops_cleanly(workdir: Path, spawn: Spawn) -> None:
+def test_a_sharded_process_names_its_shards_and_stops_cleanly(workdir: Path, spawn: Spawn, postgres_url: str) -> None:
     data_dir = workdir / "data"
     with llm_server(workdir, []) as server:
-        bot = spawn(data_dir, standin_env(data_dir, server.base_url, SHARD_COUNT="4", SHARD_IDS="3,1"))
+        env = standin_env(data_dir, server.base_url, SHARD_COUNT="4", SHARD_IDS="3,1", DATABASE_URL=postgres_url)
+        bot = spawn(data_dir, env)
         bot.wait_ready()
         bot.stop(signal.SIGTERM)
     output = bot.output()

@@ -24,7 +24,6 @@ from bot.memory.render import MemoryPrompt, PlacedSummary, parse_section_ref, re
 from bot.memory.selector import FactSelector
 from bot.memory.storage.bundle import StorageBundle
 from bot.memory.storage.interfaces import ReplyRecord, Stale
-from bot.storage.lru import LruCache
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +55,6 @@ class Recall:
         self.policy = policy
         self.clock = clock
         self._off_loop = off_loop
-        # user id -> the selector keys of their non-DM places (bounded: an idle user's entry ages out with the
-        # selector's own cache, so one entry per user ever seen never piles up)
-        self._selection_keys: LruCache[int, set[str]] = LruCache(max(1, policy.selection_users))
 
     @property
     def scope(self) -> Scope:
@@ -95,23 +91,15 @@ class Recall:
         )
         return block
 
-    def _selection_key(self, user_id: int, reading: Place) -> str:
-        """The selector caches one index per key: the user's whole memory for DMs, a subset per other place."""
-        if reading.kind == "dm":
-            return str(user_id)
-        keys = self._selection_keys.get(user_id)
-        if keys is None:
-            keys = self._selection_keys.put(user_id, set())
-        key = f"{user_id}@{reading.key}"
-        keys.add(key)
-        return key
+    @staticmethod
+    def _selection_key(user_id: int, reading: Place) -> str:
+        """The selector caches one index per key: the user's whole memory for DMs (`<id>`), a subset per other
+        place (`<id>@<place>`). Nothing else is kept per user: the selector's cache is the only, bounded, state."""
+        return str(user_id) if reading.kind == "dm" else f"{user_id}@{reading.key}"
 
     def forget_user(self, user_id: int) -> None:
-        """Drop the user's cached selection indexes (they hold the words of their facts)."""
-        keys = self._selection_keys.peek(user_id) or set()
-        for key in {str(user_id), *keys}:
-            self.selector.forget(key)
-        self._selection_keys.put(user_id, set())
+        """Drop the user's cached selection indexes, in every place (they hold the words of their facts)."""
+        self.selector.forget_prefixed(str(user_id), f"{user_id}@")
 
     def can_use(self, place: Place, fact: Fact) -> bool:
         """Whether a reply in `place` may use `fact` (under the configured scope)."""

@@ -293,3 +293,14 @@ class FactSelector:
 
     def forget(self, user_key: str) -> None:
         self._cache.pop(user_key, None)
+
+    def forget_prefixed(self, user_key: str, prefix: str) -> None:
+        """Drop `user_key` and every key starting with `prefix` (a user's per-place indexes): a scan of the bounded
+        cache, so nobody needs to keep an index of keys per user."""
+        for key in [key for key in self._cache if key == user_key or key.startswith(prefix)]:
+            del self._cache[key]
+
+    @property
+    def cached(self) -> int:
+        """How many indexes are cached (at most `cache_size`)."""
+        return len(self._cache)

@@ -109,7 +109,7 @@ class MemoryService:
         # One thread for the engine's CPU work: each extra thread running Python competes with the event loop for
         # the interpreter lock, so a burst of extractions would slow every reply even with the work off the loop.
         self._cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-cpu")
-        self.writer = MemoryWriter(storage.memories, max_facts=policy.max_facts)
+        self.writer = MemoryWriter(storage.memories, max_facts=policy.max_facts, max_places=policy.max_places)
         now = self._now  # every part reads the time through here, so one clock (a test's fake one) serves all
         self.learning = Learning(
             storage=storage, writer=self.writer, extractor=extractor, policy=policy, clock=now,

@@ -3,8 +3,8 @@
 It takes the user's lock (across processes where they share the storage), refuses work from before the user's
 latest forget or pause (`Stale`, checked by the store inside its lock or transaction), hands the body a private
 copy, passes the changed copy through the write gate (`bot.memory.gate`) and, for the model's changes, enforces the
-fact cap, then saves. Extraction, the user's commands, retention and retraction all write through here, so each
-rule lives in one place.
+fact cap and the cap on places with summaries (`place_cap.py`), then saves. Extraction, the user's commands,
+retention and retraction all write through here, so each rule lives in one place.
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ from contextlib import asynccontextmanager
 from bot.memory.apply import evict_overflow
 from bot.memory.gate import Author, GateReport, ModelAuthor, admit
 from bot.memory.models import MemoryFile
+from bot.memory.place_cap import evict_old_places
+from bot.memory.places import summary_place
 from bot.memory.storage.interfaces import Claim, MemoryDocuments
 
 log = logging.getLogger(__name__)
 
 
 class MemoryWriter:
-    def __init__(self, memories: MemoryDocuments, *, max_facts: int) -> None:
+    def __init__(self, memories: MemoryDocuments, *, max_facts: int, max_places: int) -> None:
         self.memories = memories
         self.max_facts = max_facts
+        self.max_places = max_places
 
     @asynccontextmanager
     async def change(
@@ -45,6 +48,10 @@ class MemoryWriter:
             held = admit(before, draft, author)
             if isinstance(author, ModelAuthor):
                 evict_overflow(draft, self.max_facts)
+                evicted = evict_old_places(draft, self.max_places, keep=summary_place(author.place, author.scope))
+                if evicted:
+                    log.info("memory of user %s: summaries of %d places updated longest ago dropped (cap %d)",
+                             user_id, len(evicted), self.max_places)
             if held.held_back():
                 log.info(
                     "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded, %d withheld",

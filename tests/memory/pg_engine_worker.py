@@ -2,13 +2,16 @@
 tests. Built by the real composition root (`build_resources` + `start_memory`), as the bot builds it.
 
     python -m tests.memory.pg_engine_worker DATABASE_URL LLM_BASE_URL DATA_DIR LEASE_SECONDS
+        [--debounce S] [--max-wait S] [--liveness BEAT,STALE]
 
+(`--debounce` and `--max-wait` default to 0.05 and 0.5 s; `--liveness` shortens the process liveness timings.)
 Reads JSON commands on stdin, answers on stdout (logs go to stderr):
     {"op": "remember", "user": U, "conv": C, "id": "t1", "text": "..."}  -> ACK t1 (the turn is durably taken)
     {"op": "forget", "user": U}                                           -> FORGOT U
     {"op": "flush"}                                                       -> FLUSHED <batches saved so far>
     {"op": "exit"}                                                        -> DONE (after a clean shutdown)
-It prints READY <resumed turns> once open, and CLAIMED <user> whenever it claims a batch (before extracting).
+It prints READY <resumed turns> once open, CLAIMED <user> <turn ids> whenever it claims a batch (before
+extracting), and TAKEN <turn ids> whenever it takes over turns another process left (at start or later).
 
     python -m tests.memory.pg_engine_worker --updates DATABASE_URL FIRST_USER USERS PER_USER TAG
 
@@ -28,7 +31,9 @@ from pathlib import Path
 from bot.app import build_resources, start_memory
 from bot.config import Settings
 from bot.memory.models import ConversationKey, Fact, Place, Turn
+from bot.memory.storage.interfaces import PendingTurn
 from bot.memory.storage.pg.memories import PostgresMemoryStore
+from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
 from tests.support.engine import learn
 
@@ -57,15 +62,18 @@ async def run_updates(url: str, first: int, users: int, per_user: int, tag: str)
     print(f"UPDATED {len(work)}", flush=True)
 
 
-async def run_engine(url: str, base_url: str, data_dir: Path, lease: float) -> None:
+async def run_engine(
+    url: str, base_url: str, data_dir: Path, lease: float, *, debounce: float = 0.05, max_wait: float = 0.5,
+    liveness: tuple[float, float] | None = None,
+) -> None:
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         discord_token="test-token",
         openai_base_url=base_url,
         database_url=url,
         data_dir=data_dir,
-        memory_debounce_seconds=0.05,
-        memory_max_wait_seconds=0.5,
+        memory_debounce_seconds=debounce,
+        memory_max_wait_seconds=max_wait,
         memory_extraction_retries=0,
         memory_lease_seconds=lease,
         memory_min_confidence=0.5,
@@ -84,6 +92,19 @@ async def run_engine(url: str, base_url: str, data_dir: Path, lease: float) -> N
         return claim
 
     queue.claim = claim_and_tell  # type: ignore[method-assign]
+    assert isinstance(queue, PostgresTurnQueue)
+    original_take_over = queue.take_over
+
+    async def take_over_and_tell() -> list[PendingTurn]:
+        taken = await original_take_over()
+        if taken:
+            print(f"TAKEN {' '.join(item.turn.turn_id for item in taken)}", flush=True)
+        return taken
+
+    queue.take_over = take_over_and_tell  # type: ignore[method-assign]
+    if liveness is not None:
+        queue.processes.beat_seconds, queue.processes.stale_seconds = liveness
+        queue.sweep_seconds = liveness[0]
     resumed = await start_memory(resources)
     print(f"READY {resumed}", flush=True)
     reader = asyncio.StreamReader()
@@ -116,7 +137,13 @@ def main(argv: list[str]) -> None:
         asyncio.run(run_updates(url, int(first), int(users), int(per_user), tag))
     else:
         url, base_url, data_dir, lease = argv[:4]
-        asyncio.run(run_engine(url, base_url, Path(data_dir), float(lease)))
+        options = dict(zip(argv[4::2], argv[5::2], strict=True))
+        liveness = options.get("--liveness")
+        asyncio.run(run_engine(
+            url, base_url, Path(data_dir), float(lease),
+            debounce=float(options.get("--debounce", 0.05)), max_wait=float(options.get("--max-wait", 0.5)),
+            liveness=None if liveness is None else (float(liveness.split(",")[0]), float(liveness.split(",")[1])),
+        ))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Several bot processes on one PostgreSQL database: no lost update, a killed process's batch finished exactly
-once by another (or by itself restarted), and a forget in one process cancelling work the other has claimed.
+once by another (or by itself restarted), a killed process's turns taken over once its liveness row went stale
+(not after its hold), a stalled process that comes back settling nothing it lost, and a forget in one process
+cancelling work the other has claimed.
 Real processes (the composition root's engine), a real server, the real `openai` client against a local server."""
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Engine:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         self.lines: queue.Queue[str] = queue.Queue()
+        self.passed: list[str] = []  # lines `expect` read past
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -63,6 +66,14 @@ class Engine:
                 raise AssertionError(f"worker ended before {prefix!r}; stderr:\n{self.stderr()}")
             if line.startswith(prefix):
                 return line
+            self.passed.append(line)
+
+    def expect_once(self, prefix: str, timeout: float = WAIT) -> str:
+        """`expect`, or the line an earlier `expect` already read past (say while waiting for READY)."""
+        for index, line in enumerate(self.passed):
+            if line.startswith(prefix):
+                return self.passed.pop(index)
+        return self.expect(prefix, timeout)
 
     def send(self, **command: Any) -> None:
         assert self.proc.stdin is not None
@@ -76,6 +87,12 @@ class Engine:
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=WAIT)
+
+    def pause(self) -> None:
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def carry_on(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
 
     def finish(self) -> None:
         self.send(op="exit")
@@ -112,10 +129,12 @@ def engines(tmp_path: Path) -> Iterator[list[Engine]]:
         engine.close()
 
 
-def start_engine(engines: list[Engine], url: str, server: ChatServer, folder: Path, name: str) -> Engine:
+def start_engine(
+    engines: list[Engine], url: str, server: ChatServer, folder: Path, name: str, *options: str, lease: float = LEASE
+) -> Engine:
     data = folder / name
     data.mkdir(exist_ok=True)
-    engine = Engine([url, server.base_url, str(data), str(LEASE)], folder / f"{name}.stderr")
+    engine = Engine([url, server.base_url, str(data), str(lease), *options], folder / f"{name}.stderr")
     engines.append(engine)
     engine.expect("READY")
     return engine
@@ -167,6 +186,76 @@ async def test_a_batch_of_a_killed_process_is_completed_exactly_once(
     assert memory.appliedTurnIds == [str(message_id_of("t1"))]
     assert await pending_rows(postgres_url) == []
     assert len(chat_server.requests) == 2  # the killed attempt and the one that finished
+
+
+# Holds as the bot's defaults make them (a turn is held for the max wait plus the lease: minutes), and liveness
+# shortened so the test runs in seconds: only a stale liveness row can free the turns within the test's waits.
+LONG_HOLD = ("--debounce", "600", "--max-wait", "600")
+LONG_LEASE = 600.0
+QUICK_LIVENESS = ("--liveness", "0.5,2")
+
+
+@pytest.mark.parametrize("survivor", ["another process", "the same process restarted"])
+async def test_turns_of_a_killed_process_are_taken_over_once_its_liveness_row_is_stale_not_after_its_hold(
+    survivor: str, postgres_url: str, chat_server: ChatServer, engines: list[Engine], tmp_path: Path
+) -> None:
+    chat_server.enqueue(extraction(facts=[("Keeps bees on a rooftop", "preference")]))
+    options = (*LONG_HOLD, *QUICK_LIVENESS)
+    first = start_engine(engines, postgres_url, chat_server, tmp_path, "first", *options, lease=LONG_LEASE)
+    other = None
+    if survivor == "another process":
+        other = start_engine(engines, postgres_url, chat_server, tmp_path, "other", *options, lease=LONG_LEASE)
+    first.send(op="remember", user=USER, conv=5, id="t1", text="I keep bees on the roof of our building")
+    first.expect("ACK t1")  # held by the first process for 20 minutes: its debouncer would claim it
+    first.kill()
+
+    finisher = other or start_engine(
+        engines, postgres_url, chat_server, tmp_path, "restarted", *options, lease=LONG_LEASE
+    )
+    assert finisher.expect_once("TAKEN") == f"TAKEN {message_id_of('t1')}"  # at start or by the sweep
+    finisher.send(op="flush")
+    assert finisher.expect("CLAIMED") == f"CLAIMED {USER} {message_id_of('t1')}"
+    assert finisher.expect("FLUSHED") == "FLUSHED 1"
+    finisher.finish()
+
+    memory = await memory_of(postgres_url, USER)
+    assert [fact.content for fact in memory.facts] == ["Keeps bees on a rooftop"]
+    assert memory.appliedTurnIds == [str(message_id_of("t1"))]
+    assert await pending_rows(postgres_url) == []
+    assert len(chat_server.requests) == 1
+
+
+async def test_a_stalled_process_presumed_dead_settles_nothing_when_it_comes_back(
+    postgres_url: str, chat_server: ChatServer, engines: list[Engine], tmp_path: Path
+) -> None:
+    stalled = Gate(extraction(facts=[("Plays the cello in an orchestra", "preference")]))
+    chat_server.enqueue(stalled, extraction(facts=[("Plays the cello in an orchestra", "preference")]))
+    slow = start_engine(engines, postgres_url, chat_server, tmp_path, "slow", *QUICK_LIVENESS, lease=LONG_LEASE)
+    other = start_engine(engines, postgres_url, chat_server, tmp_path, "other", *QUICK_LIVENESS, lease=LONG_LEASE)
+
+    slow.send(op="remember", user=USER, conv=5, id="t1", text="I play the cello in the city orchestra")
+    slow.expect("ACK t1")
+    assert slow.expect("CLAIMED") == f"CLAIMED {USER} {message_id_of('t1')}"  # leased for 10 minutes
+    await chat_server.await_requests(1, timeout=WAIT)  # its extraction is in flight
+    slow.pause()  # SIGSTOP: no beat, no progress, as a process stuck in a long pause
+    try:
+        assert other.expect("TAKEN") == f"TAKEN {message_id_of('t1')}"
+        other.send(op="flush")
+        assert other.expect("CLAIMED") == f"CLAIMED {USER} {message_id_of('t1')}"
+        assert other.expect("FLUSHED") == "FLUSHED 1"
+    finally:
+        stalled.opened.set()  # the slow process's answer arrives once it runs again
+        slow.carry_on()
+    slow.send(op="flush")
+    assert slow.expect("FLUSHED") == "FLUSHED 0"  # its save found its claim gone: nothing applied twice
+    slow.finish()
+    other.finish()
+
+    memory = await memory_of(postgres_url, USER)
+    assert [fact.content for fact in memory.facts] == ["Plays the cello in an orchestra"]
+    assert memory.appliedTurnIds == [str(message_id_of("t1"))]
+    assert await pending_rows(postgres_url) == []
+    assert "presumed dead" in slow.stderr()
 
 
 async def test_a_forget_in_one_process_cancels_the_batch_another_has_claimed(

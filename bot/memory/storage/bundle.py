@@ -54,6 +54,7 @@ from bot.storage.atomic import AtomicWriter
 from bot.storage.file_codec import FileCodec
 from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
+from bot.storage.pg.processes import ProcessRegistry
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords, OnDamaged, RecordTable
 from bot.storage.sealing import MasterKey
@@ -191,9 +192,12 @@ def build_postgres_storage(
     cache_size: int = 1024,
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
+    processes: ProcessRegistry | None = None,
     encryption_key: MasterKey | None = None,
 ) -> StorageBundle:
-    """PostgreSQL (any number of processes). Nothing connects until `open`."""
+    """PostgreSQL (any number of processes). Nothing connects until `open`. `processes` (this process's liveness
+    row, opened and closed with the queue of pending turns) is a seam for tests that shorten its timings."""
+    processes = processes or ProcessRegistry(database)
     codec = PostgresCodec(
         database, encryption_key, lock_user=lock_user, data_tables=("memories", "pending_turns"), cache_size=cache_size
     )
@@ -202,13 +206,15 @@ def build_postgres_storage(
         where=f"PostgreSQL at {database.where}",
         generations=PostgresGenerations(database),
         memories=PostgresMemoryStore(database, cache_size=cache_size, codec=codec),
-        turns=PostgresTurnQueue(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, codec=codec),
+        turns=PostgresTurnQueue(
+            database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, processes=processes, codec=codec
+        ),
         privacy=PrivacyBook(PostgresRecords(database, "privacy")),
         switches=SwitchBoard(
             PostgresRecords(database, "switches"), disabled_guilds=disabled_guilds, disabled_channels=disabled_channels
         ),
         replies=PostgresReplyLog(database),
-        activity=PostgresActivityLog(database),
+        activity=PostgresActivityLog(database, processes),
         model_traits=PostgresRecords(database, "model-traits"),
         community=CommunityBook(PostgresRecords(database, "community")),
         usage=PostgresUsageLog(database),

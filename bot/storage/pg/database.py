@@ -1,6 +1,9 @@
 """One bounded asyncpg pool per process, with server-side statement timeouts and retries across reconnects.
 
-- The pool never holds more than `size` connections, so many processes stay within the server's limit.
+- The pool never holds more than `size` connections, so many processes stay within the server's limit. Waiting
+  for a free connection is bounded too (`acquire_timeout`, the statement timeout unless told): a pool that stays
+  exhausted costs the work waiting for it (`StorageUnavailable`), never the process. No unit of work holds one
+  pooled connection while it waits for a second, so even a pool of one cannot deadlock.
 - Every statement runs under `statement_timeout` (set by the server per connection), and a transaction left
   idle is ended by `idle_in_transaction_session_timeout`, so a stuck process cannot hold a user's lock forever.
 - A connection the server or the network dropped is replaced by the pool on the next acquire; `run` retries a
@@ -118,11 +121,13 @@ class Database:
         *,
         size: int = 10,
         statement_timeout: float = 10.0,
+        acquire_timeout: float | None = None,
         application_name: str = "memory-bot",
     ) -> None:
         self.url = url
         self.size = size
         self.statement_timeout = statement_timeout
+        self.acquire_timeout = acquire_timeout if acquire_timeout is not None else statement_timeout
         self.application_name = application_name
         self._pool: asyncpg.Pool | None = None
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -180,6 +185,21 @@ class Database:
         return self._pool
 
     @asynccontextmanager
+    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection, waited for at most `acquire_timeout`: `StorageUnavailable` when none came free (the
+        pool is exhausted, or a new connection could not be made in time)."""
+        try:
+            acquired = await self.pool.acquire(timeout=self.acquire_timeout)
+        except TimeoutError:
+            raise StorageUnavailable(
+                f"no database connection free within {self.acquire_timeout:g}s (a pool of {self.size})"
+            ) from None
+        try:
+            yield acquired
+        finally:
+            await self.pool.release(acquired)
+
+    @asynccontextmanager
     async def transaction(
         self, prepare: Callable[[asyncpg.Connection], Awaitable[object]] | None = None
     ) -> AsyncIterator[asyncpg.Connection]:
@@ -201,10 +221,13 @@ class Database:
         for attempt in range(RETRY_ATTEMPTS):
             stack = _Transaction()
             try:
-                conn = await stack.enter_async_context(self.pool.acquire())
+                conn = await stack.enter_async_context(self.connection())
                 await stack.enter_async_context(conn.transaction())
                 if prepare is not None:
                     await prepare(conn)
+            except StorageUnavailable:  # no connection came free in time: waiting again would only wait longer
+                await stack.aclose()
+                raise
             except TRANSIENT_ERRORS as error:
                 with contextlib.suppress(*_DATABASE_ERRORS):
                     await stack.aclose()
@@ -236,7 +259,7 @@ class Database:
         jittered backoff when the connection fails; other errors are raised at once."""
         for attempt in range(RETRY_ATTEMPTS):
             try:
-                async with self.pool.acquire() as conn:
+                async with self.connection() as conn:
                     if not transaction:
                         return await work(conn)
                     async with conn.transaction():

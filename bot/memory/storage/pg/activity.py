@@ -3,7 +3,9 @@
 `note` stays in RAM (it runs for every message); `save` (hourly, at the sweep and at shutdown) upserts the days
 noted since the last save with `GREATEST`, so no process ever moves a user's day back, then reads the whole table,
 so `users()` and `last_seen` answer for every process's users. `remove` deletes the user's row at once (a forget
-removes the record for real). `sweep_lock` lets one process at a time run the retention sweep.
+removes the record for real). `sweep_lock` lets one process at a time run the retention sweep: a named lock of the
+process registry (a row, not a session lock), so the sweep holds no connection between its units of work and runs
+even on a pool of one; a lock whose holder died is free once its liveness row went stale.
 """
 
 from __future__ import annotations
@@ -13,22 +15,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date
 
-import asyncpg
-
 from bot.memory.storage.days import DayBook
 from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
-from bot.storage.pg.database import TRANSIENT_ERRORS, Database, reason_of
+from bot.storage.pg.database import Database
+from bot.storage.pg.processes import ProcessRegistry
 
 log = logging.getLogger(__name__)
 
-SWEEP_LOCK = 0x7377656570  # "sweep": far below any Discord snowflake (the per-user locks) and the migration lock
+SWEEP_LOCK = "retention-sweep"
 
 
 class PostgresActivityLog(DayBook):
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, processes: ProcessRegistry | None = None) -> None:
         super().__init__()
         self.database = database
+        self.processes = processes or ProcessRegistry(database)
         self._unsaved: dict[int, date] = {}  # noted since the last save, not yet in the table
 
     async def open(self) -> None:
@@ -77,19 +79,13 @@ class PostgresActivityLog(DayBook):
 
     @asynccontextmanager
     async def sweep_lock(self) -> AsyncIterator[bool]:
-        """True for the one process that may sweep now (a session advisory lock, released with the connection if
-        this process dies); False for the others, which skip this round."""
-        async with self.database.pool.acquire() as conn:
-            try:
-                locked = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", SWEEP_LOCK))
-            except (asyncpg.PostgresError, *TRANSIENT_ERRORS) as error:
-                raise StorageUnavailable(f"database error: {reason_of(error)}") from error
-            try:
-                yield locked
-            finally:
-                if locked:
-                    try:
-                        await conn.execute("SELECT pg_advisory_unlock($1)", SWEEP_LOCK)
-                    except (asyncpg.PostgresError, OSError) as error:
-                        log.warning("retention: could not release the sweep lock (%s)", type(error).__name__)
-                        conn.terminate()  # ending the session releases it
+        """True for the one live process that may sweep now; False for the others, which skip this round."""
+        locked = await self.processes.try_lock(SWEEP_LOCK)
+        try:
+            yield locked
+        finally:
+            if locked:
+                try:
+                    await self.processes.unlock(SWEEP_LOCK)
+                except StorageUnavailable as error:  # it is free anyway once this process is gone
+                    log.warning("retention: could not release the sweep lock (%s)", error)

@@ -12,7 +12,8 @@ user's privacy record, the admins' memory switches, the servers' community setti
 `records` table keyed by kind and key (`bot.storage.pg.records`); only what is on has a row. Each user's forget
 generation is a row of `user_generations`, and every pending turn carries the generation it arrived under
 (migration 3 replaced the separate pause, mode, switch and wipe tables with these). Tokens spent for budgets are
-counters per user or server and day (`token_usage`), added to by every process.
+counters per user or server and day (`token_usage`), added to by every process. Each running process keeps a row in
+`processes` (`bot.storage.pg.processes`): the turns of a process whose row went stale are free for the others.
 
 With MEMORY_ENCRYPTION_KEY, a memory or a pending turn is a sealed `bytea` next to its JSONB column, which is then
 NULL (exactly one of the two holds the value); the wrapped data keys are in tables of their own
@@ -26,6 +27,7 @@ import asyncpg
 from bot.memory.storage.pg.usage import USAGE_TABLE_SQL
 from bot.storage.pg.codec import KEY_TABLES_SQL
 from bot.storage.pg.migrations import Migration, apply_migrations
+from bot.storage.pg.processes import PROCESSES_TABLE_SQL
 from bot.storage.pg.records import RECORDS_TABLE_SQL
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -134,6 +136,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "tokens spent per user and per server per day", USAGE_TABLE_SQL),
     Migration(
         5,
+        "process liveness and named locks",
+        PROCESSES_TABLE_SQL,
+    ),
+    Migration(
+        6,
         "encryption at rest: sealed memory and pending turns, the key store and its mark",
         KEY_TABLES_SQL
         + """

@@ -4,10 +4,14 @@
   quiet, at most the max wait, plus a round while the user's previous batch finishes).
 - `claim` leases a batch's rows to this process for `lease_seconds` (`FOR UPDATE SKIP LOCKED`: a row another
   process is claiming is skipped, never waited for); only claimed turns are extracted.
-- The store settles a claim by deleting its rows in the transaction that saves the memory (see `store.py`).
-- `take_over` claims rows whose hold ran out (the process that received or was extracting them died or hung): a
+- The store settles a claim by deleting its rows in the transaction that saves the memory (see `memories.py`):
+  only rows still leased to this process are settled, so a batch is applied once even when two processes both
+  believed they held it.
+- `take_over` claims rows whose holder is gone: a process whose liveness row went stale (it died: taken over
+  within `stale_seconds` plus one sweep, however long its hold) or whose hold ran out (it lives but is stuck). A
   background task in every process runs it, so the turns of a dead process are finished by another, or by itself
-  once restarted. A process that shuts down cleanly releases what it still holds, for the next one to take at once.
+  once restarted. A process that shuts down cleanly releases what it still holds and removes its liveness row, for
+  the next one to take at once. Liveness is `bot.storage.pg.processes`.
 - `forget_user` and `keep_only` delete the user's rows outright, claimed or not, so a `/memory forget` in one
   process cancels work another has claimed: that process's save then finds its claim gone and discards its result.
   Every row carries the forget generation its turn arrived under, and `add` refuses turns of an older generation
@@ -26,9 +30,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import os
-import secrets
-import socket
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -42,6 +43,7 @@ from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
 from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
+from bot.storage.pg.processes import ProcessRegistry
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +51,6 @@ PARKED_RETENTION = timedelta(days=1)
 TAKEOVER_BATCH = 500
 
 TakenOver = Callable[[list[PendingTurn]], None]
-
-
-def new_owner() -> str:
-    """This process's lease name: the host and pid (for an operator reading the table) and a random part, so a
-    restarted process with the same pid never mistakes an old lease for its own."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class PostgresTurnQueue:
@@ -65,20 +61,29 @@ class PostgresTurnQueue:
         lease_seconds: float,
         orphan_seconds: float,
         sweep_seconds: float | None = None,
-        owner: str | None = None,
+        processes: ProcessRegistry | None = None,
         codec: PostgresCodec | None = None,
     ) -> None:
         self.database = database
         self.codec = codec or PostgresCodec(database, None, lock_user=lock_user, data_tables=())
-        self.owner = owner or new_owner()
+        self.processes = processes or ProcessRegistry(database)
         self.lease_seconds = lease_seconds
         self.orphan_seconds = orphan_seconds
-        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else max(1.0, min(lease_seconds, 60.0) / 4)
+        self.sweep_seconds = (
+            sweep_seconds
+            if sweep_seconds is not None
+            else min(max(1.0, min(lease_seconds, 60.0) / 4), self.processes.beat_seconds)
+        )
         self._pending = 0
         self._parked = 0
         self._taken_over = 0
         self._on_taken: TakenOver | None = None
         self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def owner(self) -> str:
+        """This process's name on the rows it holds (its liveness row's)."""
+        return self.processes.owner
 
     @property
     def pending(self) -> int:
@@ -96,10 +101,12 @@ class PostgresTurnQueue:
     # --- lifecycle -----------------------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Nothing to prepare: the schema is migrated when the database is opened."""
+        """Register this process as alive before it holds anything (the schema is migrated with the database)."""
+        await self.processes.open()
 
     async def resume(self) -> list[PendingTurn]:
-        """Turns a dead or stopped process left (holds that ran out or were released), now claimed by this one."""
+        """Turns a dead or stopped process left (its liveness row stale or gone, a hold that ran out or was
+        released), now claimed by this one."""
         taken = await self.take_over()
         await self._housekeeping()
         return taken
@@ -126,8 +133,8 @@ class PostgresTurnQueue:
                 log.error("pending turns: sweep failed (%s); will retry", type(error).__name__, exc_info=error)
 
     async def close(self) -> None:
-        """Stop the sweep and release what this process still holds (a shutdown whose flush ran out of time), so
-        another process, or this one restarted, takes it at once instead of after the hold."""
+        """Stop the sweep, release what this process still holds (a shutdown whose flush ran out of time) and
+        remove its liveness row, so another process, or this one restarted, takes it at once."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -142,6 +149,7 @@ class PostgresTurnQueue:
         except StorageUnavailable as error:
             log.warning("pending turns: could not release this process's turns (%s); they are taken over later",
                         error)
+        await self.processes.close()
 
     async def _housekeeping(self) -> None:
         async def work(conn: asyncpg.Connection) -> tuple[int, int, int]:
@@ -194,15 +202,17 @@ class PostgresTurnQueue:
         self._pending += len(turns)
 
     async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
-        """Lease the batch's rows that are free (unclaimed, ours, or with an expired lease); the returned claim
-        holds only those turns: the others are settled, forgotten, or being extracted elsewhere."""
+        """Lease the batch's rows that are free (ours, unclaimed, with an expired lease, or held by a dead process);
+        the returned claim holds only those turns: the others are settled, forgotten, or being extracted elsewhere."""
         uid = user_key(key.user_id)
         ids = [turn.turn_id for turn in turns if turn.turn_id]
         rows = await self.database.run(
             lambda conn: conn.fetch(
                 "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
                 "   WHERE user_id = $1 AND turn_id = ANY($2::text[]) AND parked_at IS NULL"
-                "   AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until < now())"
+                "   AND (lease_owner = $3 OR lease_owner IS NULL OR lease_until IS NULL OR lease_until < now()"
+                "     OR NOT EXISTS (SELECT 1 FROM processes WHERE owner = lease_owner"
+                "       AND last_seen > now() - $5::interval))"
                 "   FOR UPDATE SKIP LOCKED)"
                 " UPDATE pending_turns AS p SET lease_owner = $3, lease_until = now() + $4::interval"
                 " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id RETURNING p.turn_id",
@@ -210,6 +220,7 @@ class PostgresTurnQueue:
                 ids,
                 self.owner,
                 timedelta(seconds=self.lease_seconds),
+                self.processes.stale,
             )
         )
         claimed = {row["turn_id"] for row in rows}
@@ -220,7 +231,9 @@ class PostgresTurnQueue:
         rows = await self.database.run(
             lambda conn: conn.fetch(
                 "WITH free AS (SELECT user_id, turn_id FROM pending_turns"
-                "   WHERE parked_at IS NULL AND (lease_until IS NULL OR lease_until < now())"
+                "   WHERE parked_at IS NULL AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < now()"
+                "     OR NOT EXISTS (SELECT 1 FROM processes WHERE owner = lease_owner"
+                "       AND last_seen > now() - $4::interval))"
                 "   ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)"
                 " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $2::interval"
                 " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
@@ -229,6 +242,7 @@ class PostgresTurnQueue:
                 self.owner,
                 timedelta(seconds=self.orphan_seconds),
                 TAKEOVER_BATCH,
+                self.processes.stale,
             )
         )
         taken = await self._pending_turns(None, sorted(rows, key=lambda row: row["seq"]))

@@ -1,0 +1,64 @@
+"""What the reply path keeps per user is bounded: one selection index per user and place, in the selector's own
+bounded cache, and nothing beside it; forgetting a user drops every index of theirs, in every place, however long
+ago it was built. (The figures at 200,000 users: `python -m bench.recall_state`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openai import AsyncOpenAI
+
+from bot.memory.extractor import MemoryExtractor
+from bot.memory.models import Fact, MemoryFile, Place
+from bot.memory.selector import FactSelector
+from bot.memory.service import MemoryPolicy, MemoryService
+from tests.support.engine import file_service, target_for
+
+FIRST = 612345678900000000
+USERS = 40
+CACHE = 8
+GUILD = 5151
+PLACES = [Place.dm(), Place.guild(GUILD), Place.channel(6161, GUILD)]
+
+
+def memory_in_places() -> MemoryFile:
+    return MemoryFile(facts=[
+        Fact(id=f"fact_0000000{n}", content=f"Plays chess on {place.key}", confidence=0.9, place=place.key)
+        for n, place in enumerate(PLACES)
+    ])
+
+
+async def reply(service: MemoryService, user: int, place: Place) -> str:
+    prompt = await service.memory_prompt(user, ["chess?"], user_label="Ana", place=place, target=target_for(place))
+    return prompt.text
+
+
+async def test_selection_indexes_stay_bounded_and_a_forget_drops_all_of_a_users(tmp_path: Path) -> None:
+    client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)  # never called
+    selector = FactSelector(cache_size=CACHE)
+    service = file_service(tmp_path, MemoryExtractor(client, model="m"), MemoryPolicy(), selector=selector,
+                           durable=False)
+    await service.open()
+    try:
+        early = FIRST
+        await service.storage.memories.save(early, memory_in_places())
+        for place in PLACES:
+            assert "Plays chess" in await reply(service, early, place)
+        for user in range(FIRST + 1, FIRST + USERS):  # many users get server replies after the early one
+            await service.storage.memories.save(user, memory_in_places())
+            await reply(service, user, PLACES[1 + user % 2])
+            assert selector.cached <= CACHE
+
+        last = FIRST + USERS - 1
+        for place in PLACES:
+            await reply(service, last, place)
+        assert {key for key in selector._cache if key.startswith(str(last))} == {
+            str(last), f"{last}@guild:{GUILD}", f"{last}@channel:6161"
+        }
+        await service.forget_all(last)
+        assert not [key for key in selector._cache if key.split("@")[0] == str(last)]
+        assert [key for key in selector._cache if key.split("@")[0] == str(early)] == []  # aged out long ago
+        assert await reply(service, last, PLACES[1]) == ""  # and nothing to select from any more
+    finally:
+        await service.shutdown(5)
+        await client.close()
