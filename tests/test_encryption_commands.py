@@ -22,7 +22,7 @@ from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.file_codec import FileCodec
-from bot.storage.folder_lock import lock_folder
+from bot.storage.folder_lock import LOCK_FILE, lock_folder
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.llm_server import extraction
 from tests.test_database_commands import query, with_database, with_password
@@ -68,7 +68,9 @@ def rotate(cwd: Path, data_dir: Path, new_key: str) -> Any:
 
 
 def every_byte(root: Path) -> bytes:
-    return b"\n".join(path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file())
+    """Every stored byte, but the DATA_DIR lock's label (the pid of whoever held it last)."""
+    paths = [path for path in sorted(root.rglob("*")) if path.is_file() and path.name != LOCK_FILE]
+    return b"\n".join(path.read_bytes() for path in paths)
 
 
 def plain_folder(data_dir: Path) -> None:
