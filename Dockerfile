@@ -60,7 +60,7 @@ RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     done \
  && rm -f /tmp/original.so \
  && python -m pip uninstall -y -q pip setuptools wheel \
- && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client, asyncpg; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
+ && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client, asyncpg, cryptography.hazmat.primitives.ciphers.aead; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
  && find /opt/venv -depth -type d -name __pycache__ -exec rm -rf {} +
 
 # ---------------------------------------------------------------------------------------------------------
@@ -70,10 +70,13 @@ LABEL org.opencontainers.image.title="memory-bot" \
       org.opencontainers.image.description="Discord bot with long-term per-user memory"
 
 # Unprivileged user with a fixed uid, so a volume's ownership stays stable across rebuilds.
+# /data/keys is where MEMORY_ENCRYPTION_KEY's key store goes: compose.yaml mounts a volume of its own there, so
+# that backups of the data volume leave the keys out (docs/deploy.md, "Encryption at rest").
 RUN groupadd --system --gid 10001 bot \
  && useradd --system --uid 10001 --gid bot --home-dir /app --no-create-home --shell /usr/sbin/nologin bot \
- && mkdir -p /data \
- && chown bot:bot /data
+ && mkdir -p /data/keys \
+ && chown bot:bot /data /data/keys \
+ && chmod 700 /data/keys
 
 COPY --from=builder /opt/venv /opt/venv
 

@@ -35,6 +35,7 @@ BENCHMARKS = (
     "extraction_cost",
     "store_throughput",
     "storage_backends",
+    "encryption_cost",
     "usage_counting",
     "crash_takeover",
     "retention_sweep",

@@ -23,7 +23,9 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
 from bot.metrics import BotMetrics
 from bot.storage.atomic import ensure_writable_folder
+from bot.storage.errors import EncryptionRefused
 from bot.storage.pg.database import Database
+from bot.storage.sealing import MasterKey
 
 
 class DataDirError(Exception):
@@ -82,16 +84,25 @@ def lease_seconds(settings: Settings, extractor: MemoryExtractor) -> float:
     return extractor.longest_attempts_seconds(settings.llm_timeout_seconds) + 60.0
 
 
+def master_key_from(settings: Settings) -> MasterKey | None:
+    """MEMORY_ENCRYPTION_KEY, ready to wrap data keys, or None when memory is not to be encrypted."""
+    if settings.memory_encryption_key is None:
+        return None
+    return MasterKey.parse(settings.memory_encryption_key.get_secret_value())
+
+
 def storage_from(settings: Settings, extractor: MemoryExtractor) -> StorageBundle:
     """The storage bundle the settings ask for: PostgreSQL when DATABASE_URL is set, else files under DATA_DIR."""
     database = database_from(settings)
     guilds, channels = settings.memory_disabled_guild_ids, settings.memory_disabled_channel_ids
+    key = master_key_from(settings)
     if database is None:
         return build_file_storage(
             settings.data_dir,
             cache_size=settings.memory_cache_users,
             disabled_guilds=guilds,
             disabled_channels=channels,
+            encryption_key=key,
         )
     lease = lease_seconds(settings, extractor)
     return build_postgres_storage(
@@ -103,6 +114,7 @@ def storage_from(settings: Settings, extractor: MemoryExtractor) -> StorageBundl
         cache_size=settings.memory_cache_users,
         disabled_guilds=guilds,
         disabled_channels=channels,
+        encryption_key=key,
     )
 
 
@@ -135,12 +147,13 @@ def build_resources(settings: Settings) -> Resources:
 
 async def start_memory(resources: Resources) -> int:
     """Connect the storage (with PostgreSQL: open the pool and apply pending migrations), prepare DATA_DIR and
-    resume pending turns; returns how many. `DataDirError` with one line when the storage is unusable."""
+    resume pending turns; returns how many. `DataDirError` with one line when the storage is unusable (also when
+    MEMORY_ENCRYPTION_KEY is missing or wrong for the memory there)."""
     try:
         # With PostgreSQL, DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
         ensure_writable_folder(resources.settings.data_dir)
         return await resources.memory.open()
-    except (RecordsUnreadable, SchemaError, StorageUnavailable) as error:
+    except (RecordsUnreadable, SchemaError, StorageUnavailable, EncryptionRefused) as error:
         raise DataDirError(str(error)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__

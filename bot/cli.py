@@ -1,5 +1,6 @@
-"""The command line behind `python -m bot`: runs the Discord bot, `console` to chat in the terminal, or `migrate`
-and `import-files` to prepare a PostgreSQL database (`bot.database_commands`).
+"""The command line behind `python -m bot`: runs the Discord bot, `console` to chat in the terminal, `migrate`
+and `import-files` to prepare a PostgreSQL database, or `encrypt-existing` and `rotate-key` to encrypt memory at
+rest and change its key (`bot.database_commands`).
 
 Start-up failures an admin can fix (missing or malformed settings, shards split over processes without a shared
 database, an unusable DATA_DIR or one another process holds) print one line naming the problem and exit with status
@@ -116,7 +117,43 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--force", action="store_true",
         help="import into a database bots have used (users forgotten there are still never brought back)",
     )
+    sub.add_parser(
+        "encrypt-existing", help="encrypt the memory already stored with MEMORY_ENCRYPTION_KEY (stop the bot first)"
+    )
+    sub.add_parser(
+        "rotate-key",
+        help="re-wrap every user's key with a new master key, read from standard input (stop the bot first)",
+    )
     return parser.parse_args(argv)
+
+
+def read_new_key() -> str:
+    """The new master key for `rotate-key`: typed without echo at a terminal, else the first line of stdin (never
+    from the command line, where other users of the machine could see it)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("new MEMORY_ENCRYPTION_KEY: ")
+    return sys.stdin.readline()
+
+
+def run_key_command(args: argparse.Namespace) -> int:
+    """`encrypt-existing` and `rotate-key`: they need MEMORY_ENCRYPTION_KEY and the storage settings only."""
+    from bot.config import load_storage_settings
+    from bot.database_commands import CommandFailed, encrypt_existing_command, rotate_key_command
+
+    try:
+        settings = load_storage_settings()
+    except SettingsError as error:
+        return _fail(str(error))
+    try:
+        if args.command == "encrypt-existing":
+            return encrypt_existing_command(settings)
+        return rotate_key_command(settings, read_new_key())
+    except CommandFailed as error:
+        return _fail(str(error), EXIT_RUNTIME)
+    except KeyboardInterrupt:
+        return _fail("interrupted; it is safe to run the command again to finish", EXIT_INTERRUPTED)
 
 
 def run_database_command(args: argparse.Namespace) -> int:
@@ -241,6 +278,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
         return healthcheck_main()
     if args.command in ("migrate", "import-files"):
         return run_database_command(args)
+    if args.command in ("encrypt-existing", "rotate-key"):
+        return run_key_command(args)
 
     try:
         settings = load_settings(discord=args.command != "console")  # the console never connects to Discord
@@ -267,6 +306,8 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     secrets = [settings.discord_token.get_secret_value()] if args.command != "console" else []
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
+    if settings.memory_encryption_key is not None:
+        secrets.append(settings.memory_encryption_key.get_secret_value())
     if settings.database_url is not None:
         from bot.storage.pg.database import database_secrets
 

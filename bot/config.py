@@ -109,6 +109,7 @@ class Settings(BaseSettings):
     memory_cache_users: int = Field(default=256, ge=1)
     memory_extraction_retries: int = Field(default=4, ge=0)
     memory_scope: Literal["place", "user"] = "place"
+    memory_encryption_key: SecretStr | None = None
 
     # --- Database (several processes; files in DATA_DIR when unset) ---
     database_url: SecretStr | None = None
@@ -172,7 +173,7 @@ class Settings(BaseSettings):
             return tuple(int(p) for p in parts) or None
         return value
 
-    @field_validator("discord_token", "openai_api_key", mode="before")
+    @field_validator("discord_token", "openai_api_key", "memory_encryption_key", mode="before")
     @classmethod
     def _strip_secret(cls, value: Any) -> Any:
         """A pasted token often brings a newline or spaces along; no token or key contains whitespace."""
@@ -190,7 +191,8 @@ class Settings(BaseSettings):
 
     @field_validator(
         "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",
-        "chat_temperature", "database_url", "memory_lease_seconds", "shard_count", mode="before",
+        "chat_temperature", "database_url", "memory_lease_seconds", "shard_count", "memory_encryption_key",
+        mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
@@ -209,6 +211,15 @@ class Settings(BaseSettings):
     def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().startswith(("postgresql://", "postgres://")):
             raise ValueError("must start with postgresql:// (or postgres://)")
+        return value
+
+    @field_validator("memory_encryption_key")
+    @classmethod
+    def _master_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            from bot.storage.sealing import decode_master_key  # cryptography: only when a key is given
+
+            decode_master_key(value.get_secret_value())
         return value
 
     @property
@@ -369,14 +380,21 @@ def load_settings(*, discord: bool = True, **overrides: Any) -> Settings:
 DATABASE_URL_EXAMPLE = "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
 
 
+def load_storage_settings() -> Settings:
+    """The settings for the commands that work on the storage alone (`encrypt-existing`, `rotate-key`, and the
+    database commands): DATA_DIR or DATABASE_URL and MEMORY_ENCRYPTION_KEY, not the Discord token or the LLM
+    endpoint. Raises `SettingsError` with one readable line."""
+    try:
+        return Settings(discord_token=UNUSED_TOKEN)
+    except ValidationError as error:
+        raise SettingsError(describe_validation_error(error)) from None
+
+
 def load_database_settings() -> Settings:
     """The settings for the database commands (`migrate`, `import-files`): they need DATABASE_URL, not the
     Discord token or the LLM endpoint, so an operator can prepare the database before configuring the rest.
     Raises `SettingsError` with one readable line."""
-    try:
-        settings = Settings(discord_token=UNUSED_TOKEN)
-    except ValidationError as error:
-        raise SettingsError(describe_validation_error(error)) from None
+    settings = load_storage_settings()
     if settings.database_url is None:
         raise SettingsError(f"DATABASE_URL is not set: the PostgreSQL database to use ({DATABASE_URL_EXAMPLE})")
     return settings

@@ -90,6 +90,15 @@ def _where_text(settings: Settings) -> str:
     )
 
 
+def _encryption_lines(settings: Settings) -> list[str]:
+    if settings.memory_encryption_key is None:
+        return []
+    return [
+        "- Your profile and your waiting messages are encrypted with a key of your own. `/memory forget` destroys "
+        "that key, so copies in the operator's backups can no longer be read either."
+    ]
+
+
 def privacy_statement(
     settings: Settings,
     *,
@@ -132,6 +141,7 @@ def privacy_statement(
         "",
         "**Where**",
         _where_text(settings),
+        *_encryption_lines(settings),
         f"- Your messages are sent to **{endpoint_name(settings)}** to write the replies and to distil the "
         "profile.",
         _history_text(settings),

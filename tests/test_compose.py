@@ -31,6 +31,7 @@ def test_volumes_and_the_image_are_named_per_project() -> None:
     volumes = block(COMPOSE, ["volumes"])
     assert {line.strip().rstrip(":") for line in volumes if line.startswith("  ") and not line.startswith("   ")} == {
         "memory-data",
+        "memory-keys",  # MEMORY_ENCRYPTION_KEY's key store, backed up apart from memory-data
         "postgres-data",
     }
     assert not [line for line in volumes if re.match(r"\s+name:", line)], "a fixed name is shared by every checkout"

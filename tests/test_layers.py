@@ -30,7 +30,7 @@ PUBLIC = frozenset(
 BUILDERS = {
     ROOT / "bot" / "app.py": frozenset({"bot.memory.extractor", "bot.memory.selector", "bot.memory.storage.bundle"}),
     ROOT / "bot" / "database_commands.py": frozenset(
-        {"bot.memory.storage.pg.importer", "bot.memory.storage.pg.schema"}
+        {"bot.memory.storage.pg.importer", "bot.memory.storage.pg.schema", "bot.memory.storage.encryption"}
     ),
 }
 # The facade's parts: reaching for them from outside (through a name for the engine) is reaching behind the door.

@@ -29,3 +29,22 @@ class SchemaError(MemoryBotError):
 
 class RecordsUnreadable(MemoryBotError):
     """A file of small records exists but cannot be read, and its owner refuses to start without it."""
+
+
+class EncryptionRefused(MemoryBotError):
+    """The storage cannot start with the encryption settings given (a missing or wrong MEMORY_ENCRYPTION_KEY, a
+    missing key store, an unfinished conversion); the message is one line for the operator, never the key."""
+
+
+class KeyDestroyed(MemoryBotError, ValueError):
+    """Sealed data whose data key no longer exists: its user was forgotten, so it can never be read again (a
+    `ValueError`, so readers treat it like any unreadable record)."""
+
+
+class SealedDamaged(MemoryBotError, ValueError):
+    """Sealed data that does not open with its user's key: changed on disk, or moved from another user's record."""
+
+
+class KeyUnusable(StorageUnavailable):
+    """A stored data key that the master key does not unwrap, or sealed data met without MEMORY_ENCRYPTION_KEY:
+    nothing is read or overwritten (an `OSError`, so the engine waits as for a failing disk)."""

@@ -38,5 +38,8 @@ class LruCache(Generic[K, V]):
             self._entries.popitem(last=False)
         return value
 
+    def discard(self, key: K) -> None:
+        self._entries.pop(key, None)
+
     def clear(self) -> None:
         self._entries.clear()

@@ -54,6 +54,28 @@ async def test_with_a_database_the_statement_says_where_memory_is(
     assert postgres_url not in text and "127.0.0.1" not in text
 
 
+async def test_with_encryption_the_statement_says_forgetting_reaches_the_backups(make_harness: MakeHarness) -> None:
+    from bot.storage.sealing import new_master_key_text
+
+    async def statement(h: Harness) -> str:
+        """The statement as sent, in one embed or split over several."""
+        cog: Any = h.bot.get_cog("PrivacyCog")
+        interaction = make_interaction(make_scene(h).alice_user)
+        await cog.privacy.callback(cog, interaction)
+        (call,) = calls(interaction)
+        embeds = call.kwargs.get("embeds") or [call.kwargs["embed"]]
+        assert all(len(str(embed.description)) <= 4096 for embed in embeds)
+        return "\n\n".join(str(embed.description) for embed in embeds)
+
+    plain = await statement(h := await make_harness())
+    assert "encrypted" not in plain
+    key = new_master_key_text()
+    sealed = await make_harness(data_dir=h.settings.data_dir.parent / "sealed", memory_encryption_key=key)
+    text = await statement(sealed)
+    assert "encrypted with a key of your own" in text and "backups can no longer be read" in text
+    assert key not in text
+
+
 async def test_forever_and_no_contact_are_said_plainly(make_harness: MakeHarness) -> None:
     h = await make_harness(memory_retention_days=0)
     text = await ask(h, make_interaction(make_scene(h).alice_user))

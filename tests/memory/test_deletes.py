@@ -22,12 +22,14 @@ from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Plac
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.sources import sources_of
 from bot.storage.pg.database import Database
+from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.helpers import extraction_input
 from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.test_service import Gated
 from tests.support.engine import BOT_ID, DM_TARGET, close_service, file_service, postgres_service
 
 USER = 612345678901234567
+SEALING_KEY = MasterKey.parse(new_master_key_text())
 KEY = ConversationKey(700, USER, Place.dm())
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 _ids = iter(range(1_300_000_000_000_000_000, 1_400_000_000_000_000_000, 1 << 22))
@@ -96,7 +98,7 @@ def gate() -> Iterator[threading.Event]:
     event.set()
 
 
-@pytest.fixture(params=["files", "postgres"])
+@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
     chat_server.responder = writes_it_down
     client = AsyncOpenAI(base_url=chat_server.base_url, api_key="test", max_retries=0, timeout=10)
@@ -105,11 +107,13 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path, chat_server: Ch
 
     def build() -> MemoryService:
         extractor = MemoryExtractor(client, model="memory-model", max_retries=0)
-        if request.param == "files":
-            return file_service(tmp_path / "data", extractor, policy, durable=False)
+        backend, _, sealed = str(request.param).partition("-")
+        key = SEALING_KEY if sealed else None  # MEMORY_ENCRYPTION_KEY: turns and memory are sealed at rest
+        if backend == "files":
+            return file_service(tmp_path / "data", extractor, policy, durable=False, encryption_key=key)
         database = Database(str(request.getfixturevalue("postgres_url")), size=4)
         databases.append(database)
-        return postgres_service(database, extractor, policy)
+        return postgres_service(database, extractor, policy, encryption_key=key)
 
     built = Engine(build(), chat_server, build)
     await built.service.open()

@@ -106,10 +106,13 @@ def postgres_service(
     clock: Callable[[], datetime] = utc_now,
     lease_seconds: float = 60.0,
     orphan_seconds: float = 3600.0,
+    **storage_options: Any,
 ) -> MemoryService:
     """A MemoryService over PostgreSQL, built by the one PostgreSQL builder (not opened yet)."""
     return MemoryService(
-        storage=build_postgres_storage(database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds),
+        storage=build_postgres_storage(
+            database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, **storage_options
+        ),
         extractor=extractor,
         selector=FactSelector(),
         policy=policy,

@@ -8,6 +8,11 @@ activity days, the servers' community settings, the tokens spent (budgets), the 
 learned message taught) and the upkeep schedule. Every part can forget one user, so forgetting everything and
 retention loop over the bundle (`forget_user`) instead of naming parts: a part added here is forgotten with the
 rest. On PostgreSQL the bundle also records who was forgotten, for `import-files`.
+
+Given a master key (MEMORY_ENCRYPTION_KEY), each builder makes the codec that seals memory and pending turns with
+a key per user (`bot.storage.file_codec`, `bot.storage.pg.codec`) and hands it to the memory store and the queue:
+the codec opens first (it refuses a wrong or missing key before anything is read), and a forget destroys the
+user's key right after their pending turns, so their memory is unreadable, backups included, before it is deleted.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from bot.memory.storage.interfaces import (
     UserPart,
 )
 from bot.memory.storage.pg.activity import PostgresActivityLog
-from bot.memory.storage.pg.generations import PostgresGenerations
+from bot.memory.storage.pg.generations import PostgresGenerations, lock_user
 from bot.memory.storage.pg.ledger import PostgresLedger
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.replies import PostgresReplyLog
@@ -54,10 +59,13 @@ from bot.memory.storage.pg.upkeep import PostgresForgotten, PostgresUpkeep
 from bot.memory.storage.pg.usage import PostgresUsageLog
 from bot.memory.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
+from bot.storage.file_codec import FileCodec
+from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.pg.processes import ProcessRegistry
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords, OnDamaged, RecordTable
+from bot.storage.sealing import MasterKey
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +96,7 @@ class StorageBundle:
     usage: UsageStore  # tokens spent per user and server per UTC day
     ledger: MessageLedger
     upkeep: UpkeepSchedule
+    codec: FileCodec | PostgresCodec  # seals memory and pending turns with a key per user (or nothing)
     forgotten: ForgottenUsers | None = None  # who was forgotten (PostgreSQL: what `import-files` must not restore)
     database: Database | None = None
     _opened: list[Part] = field(default_factory=list)
@@ -95,8 +104,9 @@ class StorageBundle:
     @property
     def learned(self) -> list[UserPart]:
         """The parts that hold what was learned from or said by a user, in the order a forget clears them: the
-        queue first (nothing pending can be learned after the memory is gone), then memory, then the records."""
-        return [self.turns, self.memories, self.replies, self.activity, self.ledger, self.upkeep]
+        queue first (nothing pending can be learned after the memory is gone), then the user's data key (whatever
+        a later step could not delete is unreadable already), then memory, then the records."""
+        return [self.turns, self.codec, self.memories, self.replies, self.activity, self.ledger, self.upkeep]
 
     @property
     def settings(self) -> list[UserPart]:
@@ -105,8 +115,8 @@ class StorageBundle:
     def _all(self) -> list[Part]:
         optional: list[Part] = [self.forgotten] if self.forgotten is not None else []
         return [
-            self.generations, self.privacy, self.switches, self.model_traits, self.community, self.memories,
-            self.replies, self.activity, self.usage, self.ledger, self.upkeep, *optional, self.turns,
+            self.codec, self.generations, self.privacy, self.switches, self.model_traits, self.community,
+            self.memories, self.replies, self.activity, self.usage, self.ledger, self.upkeep, *optional, self.turns,
         ]
 
     async def open(self) -> None:
@@ -147,12 +157,17 @@ def build_file_storage(
     journal_options: Mapping[str, Any] | None = None,
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
+    encryption_key: MasterKey | None = None,
 ) -> StorageBundle:
     """Files under `data_dir` (one process). Nothing is read or written until `open`. `durable=False` skips the
     fsyncs (tests and benchmarks); `writer` (the memory files' writer) and `journal_options` (the journal's own
     keywords) are seams for tests that inject disk faults."""
     small = AtomicWriter(durable=durable)
     generations = FileGenerations()
+    codec = FileCodec(
+        data_dir, encryption_key, durable=durable, cache_size=cache_size,
+        data=(data_dir / "memory", data_dir / JOURNAL_NAME),
+    )
     privacy_table = _ConvertingRecords(
         data_dir / PRIVACY_FILE, lambda: convert_privacy(data_dir, data_dir / PRIVACY_FILE), on_damaged="aside",
         writer=small,
@@ -161,13 +176,17 @@ def build_file_storage(
     switches_table = _ConvertingRecords(
         switches_path, lambda: convert_switches(switches_path), on_damaged="refuse", writer=small
     )
-    memories = MemoryStore(data_dir / "memory", generations, writer=writer or small, cache_size=cache_size)
+    memories = MemoryStore(
+        data_dir / "memory", generations, writer=writer or small, cache_size=cache_size, codec=codec
+    )
     return StorageBundle(
         kind="files",
         where=f"files in {data_dir}",
         generations=generations,
         memories=memories,
-        turns=Journal(data_dir / JOURNAL_NAME, generations, **{"durable": durable, **(journal_options or {})}),
+        turns=Journal(
+            data_dir / JOURNAL_NAME, generations, **{"durable": durable, "codec": codec, **(journal_options or {})}
+        ),
         privacy=PrivacyBook(privacy_table),
         switches=SwitchBoard(switches_table, disabled_guilds=disabled_guilds, disabled_channels=disabled_channels),
         replies=ReplyLog(data_dir / REPLIES_FILE, generations, writer=small),
@@ -179,6 +198,7 @@ def build_file_storage(
         usage=FileUsageLog(data_dir / USAGE_FILE, writer=small),
         ledger=FileLedger(data_dir / LEDGER_FOLDER, durable=durable),
         upkeep=FileUpkeep(data_dir / UPKEEP_FILE, memories.user_ids, writer=small),
+        codec=codec,
     )
 
 
@@ -191,17 +211,21 @@ def build_postgres_storage(
     disabled_guilds: frozenset[int] = frozenset(),
     disabled_channels: frozenset[int] = frozenset(),
     processes: ProcessRegistry | None = None,
+    encryption_key: MasterKey | None = None,
 ) -> StorageBundle:
     """PostgreSQL (any number of processes). Nothing connects until `open`. `processes` (this process's liveness
     row, opened and closed with the queue of pending turns) is a seam for tests that shorten its timings."""
     processes = processes or ProcessRegistry(database)
+    codec = PostgresCodec(
+        database, encryption_key, lock_user=lock_user, data_tables=("memories", "pending_turns"), cache_size=cache_size
+    )
     return StorageBundle(
         kind="postgres",
         where=f"PostgreSQL at {database.where}",
         generations=PostgresGenerations(database),
-        memories=PostgresMemoryStore(database, cache_size=cache_size),
+        memories=PostgresMemoryStore(database, cache_size=cache_size, codec=codec),
         turns=PostgresTurnQueue(
-            database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, processes=processes
+            database, lease_seconds=lease_seconds, orphan_seconds=orphan_seconds, processes=processes, codec=codec
         ),
         privacy=PrivacyBook(PostgresRecords(database, "privacy")),
         switches=SwitchBoard(
@@ -215,6 +239,7 @@ def build_postgres_storage(
         ledger=PostgresLedger(database),
         upkeep=PostgresUpkeep(database),
         forgotten=PostgresForgotten(database),
+        codec=codec,
         database=database,
     )
 

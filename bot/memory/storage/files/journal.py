@@ -2,14 +2,13 @@
 
 `DATA_DIR/pending.jsonl`, one JSON record per line, each appended and fsynced before the turn counts as taken:
 - `{"op": "turn", "conv": "...", "user": "...", "place": "...", "turn": {...}}`: a turn entered the debouncer
-  (`place` is `dm`, `guild:<id>` or `channel:<id>` with the channel's server in `"guild"`; a record written before
-  places has none and replays as a DM turn, the reading that can never put it in front of a public channel);
+  (`place` is `dm`, `guild:<id>` or `channel:<id>` with its server in `"guild"`, a DM turn when missing, the reading
+  that can never reach a public channel; `"turn"` is `{"sealed": ...}` with MEMORY_ENCRYPTION_KEY);
 - `{"op": "done", "user": "...", "turnIds": [...]}`: its extraction was saved (or it was deliberately skipped);
 - `{"op": "purge", "user": "..."}`: the user wiped their memory; nothing of theirs before this may come back;
 - `{"op": "failed", "user": "...", "turnIds": [...], "permanent": bool}`: one extraction of these turns failed;
 - `{"op": "parked", "user": "...", "turnIds": [...], "at": "..."}`: these turns failed too often and are no longer
-  tried; their text is kept for `PARKED_RETENTION` (for an operator to look at), then dropped.
-A turn is identified by (user, turn id), so a "done" of one user never clears another user's turn.
+  tried; their text is kept for `PARKED_RETENTION`, then dropped. A turn is identified by (user, turn id).
 
 The journal holds users' raw words, so it keeps them no longer than it must: a purge, a forget or a deleted
 message rewrites the file at once (atomically) without those turns, and turns marked done are dropped by a
@@ -21,7 +20,7 @@ records the ids of turns applied, in the write of the facts they produced: a cra
 A crash mid-append leaves at most a torn last line, and a failed write at most a torn line of a record that was
 never acknowledged: replay keeps unreadable lines aside (`pending.jsonl.corrupt-<time>`, dropped after
 `PARKED_RETENTION` or when their user forgets) with a warning, and an append never glues a new record onto a torn
-one (it starts a fresh line first), so no acknowledged record is ever lost with it.
+one (it starts a fresh line first).
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.torn import drop_old_copies, purge_user_from_copies
 from bot.memory.storage.interfaces import Claim, Failures, Generations, PendingTurn, Stale
 from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
+from bot.storage.file_codec import FileCodec
 from bot.storage.quarantine import copies_of, copy_aside
 from bot.storage.soon import Soon
 
@@ -79,8 +79,10 @@ class Journal:
         compact_after: int = 2000,
         fsync: Fsync = os.fsync,
         done_compaction_delay: float = DONE_COMPACTION_DELAY,
+        codec: FileCodec | None = None,
     ) -> None:
         self.path = path
+        self._codec = codec or FileCodec(path.parent, None)  # seals each turn with MEMORY_ENCRYPTION_KEY
         self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._durable = durable
         self._fsync = fsync
@@ -172,7 +174,7 @@ class Journal:
         op = record["op"]
         if op == "turn":
             key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
-            turn = Turn.from_json(record["turn"])
+            turn = Turn.from_json(self._codec.open_json(key.user_id, "turn", record["turn"]))
             # The generation is not written: a replayed turn continues under its user's current one (see
             # `FileGenerations`), a turn appended now already carries it.
             turn = dataclasses.replace(turn, generation=self.generations.current(key.user_id))
@@ -251,14 +253,13 @@ class Journal:
     def _encode(record: dict[str, Any]) -> bytes:
         return json_bytes(record, compact=True) + b"\n"
 
-    @staticmethod
-    def _turn_record(item: PendingTurn) -> dict[str, Any]:
+    def _turn_record(self, item: PendingTurn) -> dict[str, Any]:
         return {
             "op": "turn",
             "conv": str(item.key.conversation_id),
             "user": str(item.key.user_id),
             **item.key.place.to_json(),
-            "turn": item.turn.to_json(),
+            "turn": self._codec.seal_json(item.key.user_id, "turn", item.turn.to_json()),
         }
 
     def _append_sync(self, data: bytes) -> None:
@@ -276,12 +277,9 @@ class Journal:
                 self._fsync(handle.fileno())
 
     async def _append(self, records: list[dict[str, Any]]) -> None:
-        """Append records durably; returns once they are on disk.
-
-        Group commit: records that arrive while a write is under way wait for it and then go to disk together in
-        one write and one fsync, so a burst of thousands of turns costs a handful of fsyncs, not thousands.
-        The commit itself cannot be cancelled half-way (a cancelled caller still finds its records written).
-        """
+        """Append records durably; returns once they are on disk. Group commit: records that arrive while a write
+        is under way go to disk together in the next write and fsync, so a burst costs a handful of fsyncs. The
+        commit cannot be cancelled half-way (a cancelled caller still finds its records written)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append((records, future))
         async with self._lock:
@@ -355,6 +353,7 @@ class Journal:
         current = self.generations.current(key.user_id)
         if any(turn.generation != current for turn in turns):
             raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+        await self._codec.ready(key.user_id)
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 
     def watch(self, on_taken: Callable[[list[PendingTurn]], None]) -> None:

@@ -4,6 +4,8 @@
   new inode, even within the filesystem's timestamp granularity), so the reply path does not parse JSON.
 - Read-modify-write happens in `async with store.edit(uid) as memory:` under that user's lock: 100 concurrent
   updates to one user all land. Nothing is written when the body raises or changes nothing.
+- With MEMORY_ENCRYPTION_KEY a file holds the document sealed with its user's key (`bot.storage.file_codec`);
+  one whose key was destroyed (its user forgot) reads as unreadable.
 - A file that does not parse or validate is renamed aside (`<uid>.json.corrupt-<timestamp>`), never overwritten,
   and the user starts empty: the bytes stay for an admin to inspect.
 - User ids must be decimal Discord snowflakes, so no id can name a path outside the folder.
@@ -38,6 +40,7 @@ from bot.storage.atomic import (
     make_private,
     sweep_temp_files,
 )
+from bot.storage.file_codec import FileCodec
 from bot.storage.ids import is_snowflake_text, validate_user_id
 from bot.storage.lru import LruCache
 from bot.storage.quarantine import copies_of, move_aside
@@ -68,9 +71,11 @@ class MemoryStore(DocumentStore):
         *,
         writer: AtomicWriter | None = None,
         cache_size: int = 1024,
+        codec: FileCodec | None = None,
     ) -> None:
         super().__init__()
         self.folder = folder
+        self.codec = codec or FileCodec(folder.parent, None)  # seals the files with MEMORY_ENCRYPTION_KEY
         self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
         self._writer = writer or AtomicWriter()
         self._cache: LruCache[str, _Cached] = LruCache(cache_size)
@@ -140,7 +145,7 @@ class MemoryStore(DocumentStore):
         except FileNotFoundError:
             return self._remember(uid, MemoryFile(), _MISSING)
         try:
-            memory = MemoryFile.model_validate(json.loads(raw))
+            memory = MemoryFile.model_validate(self.codec.open_json(uid, "memory", json.loads(raw)))
         except (ValueError, ValidationError, RecursionError) as error:
             aside = await asyncio.to_thread(move_aside, path)
             if aside is not None:
@@ -187,7 +192,9 @@ class MemoryStore(DocumentStore):
 
     async def _save_locked(self, uid: str, memory: MemoryFile) -> None:
         path = self.folder / f"{uid}.json"
-        await self._writer.write(path, json_bytes(memory.model_dump(mode="json"), indent=2))
+        await self.codec.ready(uid)
+        document = self.codec.seal_json(uid, "memory", memory.model_dump(mode="json"))
+        await self._writer.write(path, json_bytes(document, indent=2))
         self._remember(uid, memory.model_copy(deep=True), _stamp(os.stat(path)))
 
     async def delete(self, user_id: int | str) -> bool:

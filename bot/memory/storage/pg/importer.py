@@ -13,6 +13,8 @@ switches and community settings in `import_records`.
   PostgreSQL cannot store) is counted too. Neither stops the import.
 - Imported pending turns are unclaimed and dated when they were said, so the first bot process to start takes
   them over at once; their failure counts come along, so a batch that kept failing is not retried forever.
+- An encrypted data folder (MEMORY_ENCRYPTION_KEY) is read with its codec and imported as plain rows; the
+  database is then encrypted with `python -m bot encrypt-existing`.
 - Bot processes must be stopped: with one connected, the import refuses to run, because a user's `/memory forget`
   in the database would otherwise be undone by the files' older copy.
 - A database bots have used is refused too, unless told `--force`: "used" means a bot has started on it (its
@@ -52,6 +54,7 @@ from bot.memory.storage.pg.import_records import RecordKind, insert_and_count, r
 from bot.memory.storage.pg.upkeep import bot_use, forgotten_among
 from bot.storage.atomic import json_bytes
 from bot.storage.errors import InvalidUserId, StorageUnavailable
+from bot.storage.file_codec import FileCodec
 from bot.storage.ids import user_key
 from bot.storage.pg.database import Database
 
@@ -131,26 +134,27 @@ def memory_files(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def read_document(uid: int, path: Path) -> _Document | None:
+def read_document(uid: int, path: Path, codec: FileCodec | None = None) -> _Document | None:
     """The memory file as the document the database stores, or None when it does not parse or validate."""
     try:
         raw = path.read_bytes()
         written_at = path.stat().st_mtime
-        memory = MemoryFile.model_validate(json.loads(raw))
+        value = (codec or FileCodec(path.parent, None)).open_json(uid, "memory", json.loads(raw))
+        memory = MemoryFile.model_validate(value)
     except (OSError, ValueError, ValidationError, RecursionError) as error:
         log.warning("memory file of user %s is unreadable (%s); not imported", uid, type(error).__name__)
         return None
     return _Document(uid, json_bytes(memory.model_dump(mode="json")).decode(), written_at)
 
 
-def read_journal(path: Path) -> tuple[list[PendingTurn], Journal]:
+def read_journal(path: Path, codec: FileCodec | None = None) -> tuple[list[PendingTurn], Journal]:
     """The pending turns of a journal, replayed from a copy (replaying compacts the file it reads); the replayed
     journal comes along for the turns' failure counts. No file: nothing pending."""
     with tempfile.TemporaryDirectory(prefix="memory-bot-import-") as scratch:
         copy = Path(scratch) / JOURNAL_NAME
         with contextlib.suppress(FileNotFoundError):
             shutil.copyfile(path, copy)
-        journal = Journal(copy, FileGenerations(), durable=False)
+        journal = Journal(copy, FileGenerations(), durable=False, codec=codec)
         return journal.replay(), journal
 
 
@@ -300,7 +304,12 @@ def check_data_folder(folder: Path) -> None:
 
 
 async def import_files(
-    database: Database, folder: Path, *, force: bool = False, progress: Progress = lambda _: None
+    database: Database,
+    folder: Path,
+    *,
+    force: bool = False,
+    progress: Progress = lambda _: None,
+    codec: FileCodec | None = None,
 ) -> ImportReport:
     """Import the data folder into the (migrated) database; see the module docstring. Raises `ImportRefused`
     when it cannot start and `StorageUnavailable` when the database fails part-way (run it again to resume)."""
@@ -319,8 +328,8 @@ async def import_files(
             "(users forgotten there are never brought back)"
         )
     report = ImportReport(forced=used is not None)
-    await _import_memories(database, folder / "memory", report, progress)
-    await _import_turns(database, folder / JOURNAL_NAME, report, progress)
+    await _import_memories(database, folder / "memory", report, progress, codec)
+    await _import_turns(database, folder / JOURNAL_NAME, report, progress, codec)
     for kind in record_kinds():
         await _import_records(database, folder, kind, report)
     return report
@@ -354,16 +363,18 @@ async def _import_records(database: Database, folder: Path, kind: RecordKind, re
     report.notes += [records.note] if records.note else []
 
 
-def _read_documents(files: Sequence[tuple[int, Path]]) -> list[_Document | None]:
-    return [read_document(uid, path) for uid, path in files]
+def _read_documents(files: Sequence[tuple[int, Path]], codec: FileCodec | None) -> list[_Document | None]:
+    return [read_document(uid, path, codec) for uid, path in files]
 
 
-async def _import_memories(database: Database, folder: Path, report: ImportReport, progress: Progress) -> None:
+async def _import_memories(
+    database: Database, folder: Path, report: ImportReport, progress: Progress, codec: FileCodec | None
+) -> None:
     files = await asyncio.to_thread(memory_files, folder) if folder.is_dir() else []
     readable: list[int] = []
     done = 0
     for batch in _batches(files, MEMORY_BATCH):
-        documents = await asyncio.to_thread(_read_documents, batch)
+        documents = await asyncio.to_thread(_read_documents, batch, codec)
         good = [document for document in documents if document is not None]
         report.unreadable_files += len(documents) - len(good)
         gone = await _not_forgotten(database, report, [document.user_id for document in good])
@@ -385,8 +396,10 @@ async def _import_memories(database: Database, folder: Path, report: ImportRepor
     )
 
 
-async def _import_turns(database: Database, path: Path, report: ImportReport, progress: Progress) -> None:
-    pending, journal = await asyncio.to_thread(read_journal, path)
+async def _import_turns(
+    database: Database, path: Path, report: ImportReport, progress: Progress, codec: FileCodec | None
+) -> None:
+    pending, journal = await asyncio.to_thread(read_journal, path, codec)
     gone = await _not_forgotten(database, report, sorted({item.key.user_id for item in pending}))
     pending = [item for item in pending if item.key.user_id not in gone]
     turns = [item for item in with_ids(pending) if _storable_user(item.key.user_id)]

@@ -9,6 +9,8 @@
 - `edit(..., settles=claim)` deletes the claimed pending turns in that same transaction, or raises `ClaimLost`
   when they are gone: the memory and "these turns are done" commit together, so a batch is applied exactly once
   even when another process took it over.
+- With MEMORY_ENCRYPTION_KEY the document is sealed with its user's key into `sealed` (bytea) and `doc` is NULL
+  (`bot.storage.pg.codec`); a document whose key was destroyed (its user forgot) reads as empty.
 - Deleting removes the row; rows hold no copies kept aside (a document that does not validate is logged, left in
   place for an operator, and read as empty; it is overwritten only by the user's next change or deleted by forget).
 """
@@ -33,6 +35,7 @@ from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.atomic import json_bytes
 from bot.storage.ids import user_key
 from bot.storage.lru import LruCache
+from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 
 log = logging.getLogger(__name__)
@@ -46,9 +49,10 @@ class _Cached:
 class PostgresMemoryStore(DocumentStore):
     """Same contract as the file `MemoryStore`, shared by every process using the database."""
 
-    def __init__(self, database: Database, *, cache_size: int = 1024) -> None:
+    def __init__(self, database: Database, *, cache_size: int = 1024, codec: PostgresCodec | None = None) -> None:
         super().__init__()
         self.database = database
+        self.codec = codec or PostgresCodec(database, None, lock_user=lock_user, data_tables=())
         self._cache: LruCache[int, _Cached] = LruCache(cache_size)
         self._empty_revisions = itertools.count(-1, -1)  # a missing row: a number no stored revision can be
 
@@ -76,8 +80,8 @@ class PostgresMemoryStore(DocumentStore):
         cached = self._cache.peek(uid)
         known = cached.revision if cached is not None else 0
         row = await conn.fetchrow(
-            "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc"
-            " FROM memories WHERE user_id = $1",
+            "SELECT revision, CASE WHEN revision = $2 THEN NULL ELSE doc::text END AS doc,"
+            " CASE WHEN revision = $2 THEN NULL ELSE sealed END AS sealed FROM memories WHERE user_id = $1",
             uid,
             known,
         )
@@ -85,16 +89,16 @@ class PostgresMemoryStore(DocumentStore):
             if cached is not None and cached.revision < 0:
                 return cached, True
             return self._remember(uid, next(self._empty_revisions), MemoryFile()), False
-        if row["doc"] is None and cached is not None:
+        if row["doc"] is None and row["sealed"] is None and cached is not None:
             self._cache.get(uid)  # now the newest
             return cached, True
-        return self._remember(uid, int(row["revision"]), self._parse(uid, row["doc"])), False
+        return self._remember(uid, int(row["revision"]), await self._parse(conn, uid, row)), False
 
-    @staticmethod
-    def _parse(uid: int, raw: str | None) -> MemoryFile:
-        if raw is None:
-            return MemoryFile()
+    async def _parse(self, conn: asyncpg.Connection, uid: int, row: asyncpg.Record) -> MemoryFile:
         try:
+            raw = await self.codec.decode(conn, uid, "memory", row["doc"], row["sealed"])
+            if raw is None:
+                return MemoryFile()
             return MemoryFile.model_validate(json.loads(raw))
         except (ValueError, ValidationError, RecursionError) as error:
             log.warning("memory of user %s does not validate (%s); read as empty", uid, type(error).__name__)
@@ -139,16 +143,16 @@ class PostgresMemoryStore(DocumentStore):
         if len(gone) != len(set(ids)):
             raise ClaimLost(f"{len(ids) - len(gone)} of {len(ids)} claimed turns are gone")
 
-    @staticmethod
-    async def _write(conn: asyncpg.Connection, uid: int, memory: MemoryFile) -> int:
-        doc = json_bytes(memory.model_dump(mode="json")).decode()
+    async def _write(self, conn: asyncpg.Connection, uid: int, memory: MemoryFile) -> int:
+        doc, sealed = await self.codec.encode(conn, uid, "memory", json_bytes(memory.model_dump(mode="json")).decode())
         revision = await conn.fetchval(
-            "INSERT INTO memories (user_id, doc, revision, updated_at)"
-            " VALUES ($1, $2::jsonb, nextval('memory_revisions'), now())"
-            " ON CONFLICT (user_id) DO UPDATE SET doc = EXCLUDED.doc, revision = EXCLUDED.revision,"
-            " updated_at = EXCLUDED.updated_at RETURNING revision",
+            "INSERT INTO memories (user_id, doc, sealed, revision, updated_at)"
+            " VALUES ($1, $2::jsonb, $3, nextval('memory_revisions'), now())"
+            " ON CONFLICT (user_id) DO UPDATE SET doc = EXCLUDED.doc, sealed = EXCLUDED.sealed,"
+            " revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at RETURNING revision",
             uid,
             doc,
+            sealed,
         )
         return int(revision)
 

@@ -19,6 +19,10 @@ Migration 6 keeps ids and times only: which user each learned Discord message be
 delete that names only a message finds the memory it taught), when each memory next needs upkeep
 (`memory_upkeep`), who was forgotten (`forgotten_users`) and whether a bot has used the database (`bot_use`), the
 last two for `import-files`. A database that already held forgets or pauses (only bots write those) is marked used.
+
+Migration 7 is encryption at rest: with MEMORY_ENCRYPTION_KEY, a memory or a pending turn is a sealed `bytea` next
+to its JSONB column, which is then NULL (exactly one of the two holds the value); the wrapped data keys are in
+tables of their own (`bot.storage.pg.codec`), so backups can keep them apart from the data.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import asyncpg
 
 from bot.memory.storage.pg.usage import USAGE_TABLE_SQL
+from bot.storage.pg.codec import KEY_TABLES_SQL
 from bot.storage.pg.migrations import Migration, apply_migrations
 from bot.storage.pg.processes import PROCESSES_TABLE_SQL
 from bot.storage.pg.records import RECORDS_TABLE_SQL
@@ -171,6 +176,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         INSERT INTO bot_use (only_row, first_start, last_start)
             SELECT true, now(), now()
             WHERE EXISTS (SELECT 1 FROM user_generations);
+        """,
+    ),
+    Migration(
+        7,
+        "encryption at rest: sealed memory and pending turns, the key store and its mark",
+        KEY_TABLES_SQL
+        + """
+        ALTER TABLE memories ALTER COLUMN doc DROP NOT NULL, ADD COLUMN sealed bytea,
+            ADD CONSTRAINT memories_one_form CHECK ((doc IS NULL) <> (sealed IS NULL));
+        ALTER TABLE pending_turns ALTER COLUMN turn DROP NOT NULL, ADD COLUMN sealed bytea,
+            ADD CONSTRAINT pending_turns_one_form CHECK ((turn IS NULL) <> (sealed IS NULL));
         """,
     ),
 )

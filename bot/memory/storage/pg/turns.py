@@ -17,6 +17,8 @@
   Every row carries the forget generation its turn arrived under, and `add` refuses turns of an older generation
   than the user's (checked under the user's lock): a message that reached another process just before the user
   forgot or paused is not learned after it, however long its reply took.
+- With MEMORY_ENCRYPTION_KEY a turn is sealed with its user's key into `sealed` (bytea) and `turn` is NULL
+  (`bot.storage.pg.codec`); a row whose key was destroyed cannot be read again and is deleted when met.
 - Failures are counted on the rows; a parked row keeps its text for `PARKED_RETENTION` (for an operator) and is then
   deleted by the same background task.
 """
@@ -39,6 +41,7 @@ from bot.memory.storage.interfaces import Claim, Failures, PendingTurn, Stale
 from bot.memory.storage.pg.generations import generation_of, lock_user
 from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
+from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.pg.processes import ProcessRegistry
 
@@ -59,8 +62,10 @@ class PostgresTurnQueue:
         orphan_seconds: float,
         sweep_seconds: float | None = None,
         processes: ProcessRegistry | None = None,
+        codec: PostgresCodec | None = None,
     ) -> None:
         self.database = database
+        self.codec = codec or PostgresCodec(database, None, lock_user=lock_user, data_tables=())
         self.processes = processes or ProcessRegistry(database)
         self.lease_seconds = lease_seconds
         self.orphan_seconds = orphan_seconds
@@ -173,27 +178,28 @@ class PostgresTurnQueue:
         uid = user_key(key.user_id)
         place = json.dumps(key.place.to_json())
         hold = timedelta(seconds=self.orphan_seconds)
-        rows = [
-            (uid, turn.turn_id, key.conversation_id, place, json.dumps(turn.to_json()), self.owner, hold,
-             turn.generation)
-            for turn in turns
-        ]
         generations = {turn.generation for turn in turns}
 
         async def work(conn: asyncpg.Connection) -> None:
             await lock_user(conn, uid)
             if {await generation_of(conn, uid)} != generations:
                 raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+            rows = [
+                (uid, turn.turn_id, key.conversation_id, place,
+                 *await self.codec.encode(conn, uid, "turn", json.dumps(turn.to_json())), self.owner, hold,
+                 turn.generation)
+                for turn in turns
+            ]
             await conn.executemany(
                 "INSERT INTO pending_turns"
-                " (user_id, turn_id, conversation_id, place, turn, lease_owner, lease_until, generation)"
-                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + $7::interval, $8)"
+                " (user_id, turn_id, conversation_id, place, turn, sealed, lease_owner, lease_until, generation)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, now() + $8::interval, $9)"
                 " ON CONFLICT (user_id, turn_id) DO NOTHING",
                 rows,
             )
 
         await self.database.run(work)
-        self._pending += len(rows)
+        self._pending += len(turns)
 
     async def claim(self, key: ConversationKey, turns: Sequence[Turn]) -> Claim:
         """Lease the batch's rows that are free (ours, unclaimed, with an expired lease, or held by a dead process);
@@ -231,14 +237,15 @@ class PostgresTurnQueue:
                 "   ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)"
                 " UPDATE pending_turns AS p SET lease_owner = $1, lease_until = now() + $2::interval"
                 " FROM free WHERE p.user_id = free.user_id AND p.turn_id = free.turn_id"
-                " RETURNING p.user_id, p.conversation_id, p.place::text, p.turn::text, p.seq, p.generation",
+                " RETURNING p.user_id, p.turn_id, p.conversation_id, p.place::text, p.turn::text, p.sealed, p.seq,"
+                " p.generation",
                 self.owner,
                 timedelta(seconds=self.orphan_seconds),
                 TAKEOVER_BATCH,
                 self.processes.stale,
             )
         )
-        taken = [_pending_turn(row) for row in sorted(rows, key=lambda row: row["seq"])]
+        taken = await self._pending_turns(None, sorted(rows, key=lambda row: row["seq"]))
         if taken:
             self._taken_over += len(taken)
             log.info("pending turns: took over %d turns abandoned by another process", len(taken))
@@ -299,15 +306,15 @@ class PostgresTurnQueue:
         async def work(conn: asyncpg.Connection) -> int:
             await lock_user(conn, uid)
             rows = await conn.fetch(
-                "SELECT user_id, conversation_id, place::text, turn::text, seq, turn_id, generation FROM pending_turns"
-                " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq FOR UPDATE",
+                "SELECT user_id, conversation_id, place::text, turn::text, sealed, seq, turn_id, generation"
+                " FROM pending_turns WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq FOR UPDATE",
                 uid,
             )
             keep_ids = []
             kept.clear()
             for row in rows:
-                item = _pending_turn(row)
-                if keep(item):
+                item = await self._opened(conn, row)
+                if item is not None and keep(item):
                     keep_ids.append(row["turn_id"])
                     kept.append(PendingTurn(item.key, dataclasses.replace(item.turn, generation=generation)))
             gone = await conn.fetchval(
@@ -346,11 +353,15 @@ class PostgresTurnQueue:
                 dropped.setdefault(int(row["user_id"]), []).append(str(row["turn_id"]))
             if dropped:  # the bot's replies to them (the link is inside the turn)
                 others = await conn.fetch(
-                    "SELECT user_id, conversation_id, place::text, turn::text, seq, generation, turn_id"
+                    "SELECT user_id, conversation_id, place::text, turn::text, sealed, seq, generation, turn_id"
                     " FROM pending_turns WHERE user_id = ANY($1::bigint[]) FOR UPDATE",
                     list(dropped),
                 )
-                replies = [row for row in others if _pending_turn(row).turn.reply_to in set(wanted)]
+                replies = []
+                for row in others:
+                    opened = await self._opened(conn, row)
+                    if opened is not None and opened.turn.reply_to in set(wanted):
+                        replies.append(row)
                 if replies:
                     await conn.execute(
                         "DELETE FROM pending_turns AS p USING unnest($1::bigint[], $2::text[]) AS t(user_id, turn_id)"
@@ -366,15 +377,16 @@ class PostgresTurnQueue:
 
     async def pending_turns_of(self, user_id: int) -> list[PendingTurn]:
         rows = await self.database.fetch(
-            "SELECT user_id, conversation_id, place::text, turn::text, seq, generation FROM pending_turns"
-            " WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq",
+            "SELECT user_id, turn_id, conversation_id, place::text, turn::text, sealed, seq, generation"
+            " FROM pending_turns WHERE user_id = $1 AND parked_at IS NULL ORDER BY seq",
             user_key(user_id),
         )
-        return [_pending_turn(row) for row in rows]
+        return await self._pending_turns(None, rows)
 
     async def active_since(self, user_id: int, since: datetime) -> bool:
         found = await self.database.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1 AND (turn->>'at')::timestamptz >= $2)",
+            "SELECT EXISTS (SELECT 1 FROM pending_turns WHERE user_id = $1"
+            " AND coalesce((turn->>'at')::timestamptz, received_at) >= $2)",
             user_key(user_id),
             since,
         )
@@ -384,9 +396,34 @@ class PostgresTurnQueue:
         """Rows are deleted when settled: nothing lingers to compact."""
         return True
 
+    async def _opened(self, conn: asyncpg.Connection | None, row: Any) -> PendingTurn | None:
+        """The row's turn, opened; None when it can never be read again (sealed with a destroyed key, damaged)."""
+        try:
+            text = await self.codec.decode(conn, int(row["user_id"]), "turn", row["turn"], row["sealed"])
+        except ValueError as error:
+            log.warning("a pending turn of user %s is unreadable (%s)", row["user_id"], type(error).__name__)
+            return None
+        return _pending_turn(row, text or "null")
 
-def _pending_turn(row: Any) -> PendingTurn:
+    async def _pending_turns(self, conn: asyncpg.Connection | None, rows: Sequence[Any]) -> list[PendingTurn]:
+        """The rows' turns; rows that can never be read again are deleted (a forgotten user's, from a restored
+        copy), so they are not taken over again and again."""
+        turns, unreadable = [], []
+        for row in rows:
+            item = await self._opened(conn, row)
+            if item is None:
+                unreadable.append((int(row["user_id"]), row["turn_id"]))
+            else:
+                turns.append(item)
+        if unreadable:
+            await self.database.run(lambda conn: conn.executemany(
+                "DELETE FROM pending_turns WHERE user_id = $1 AND turn_id = $2", unreadable
+            ))
+        return turns
+
+
+def _pending_turn(row: Any, text: str) -> PendingTurn:
     place = Place.from_json(json.loads(row["place"]))
     key = ConversationKey(int(row["conversation_id"]), int(row["user_id"]), place)
-    turn = Turn.from_json(json.loads(row["turn"]))
+    turn = Turn.from_json(json.loads(text))
     return PendingTurn(key, dataclasses.replace(turn, generation=int(row["generation"])))
