@@ -26,7 +26,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -48,6 +48,20 @@ CHAT_MODEL = "chat-test-model"
 MEMORY_MODEL = "memory-test-model"
 
 _snowflakes = itertools.count(discord.utils.time_snowflake(datetime(2024, 5, 1, tzinfo=UTC)), 1 << 22)
+
+
+class Clock:
+    """A test's clock, moved by hand: give it to the engine (`harness.memory.clock`) and to `FakeDiscord.clock`
+    so messages and memory agree on what "the last n minutes" were."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
 
 
 def next_id() -> int:
