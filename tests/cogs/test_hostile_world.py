@@ -496,6 +496,7 @@ class Checker:
         self.restricted_reads_public = 0
         self.shared_used_elsewhere = 0
         self.foreign_facts_shown_to_dm = 0
+        self.documents_read = 0  # memory documents the storage checks found (none would make them vacuous)
 
     def add(self, heading: str, text: str) -> None:
         if text not in self.found[heading]:  # one line per distinct violation, however many snapshots show it
@@ -590,6 +591,7 @@ class Checker:
             owner = user_of(record)
             for value in _walk(record.value):
                 if _is_doc(value) and owner is not None:
+                    self.documents_read += 1
                     covered |= self.check_doc(snap, record, owner, value)
                 turn = value.get("turn")
                 if isinstance(turn, dict) and "text" in turn:
@@ -789,6 +791,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
 
     # The world did what it is for (so a clean result means something).
     assert len(check.chats) >= len(world.said)
+    assert check.documents_read > 0, "no memory document found in storage: the storage checks saw nothing"
     assert {s.where.kind for s in world.said.values()} == {"dm", "guild", "channel"}
     assert check.cross_place_uses > 0, "no prompt used memory from another place"
     assert check.restricted_reads_public > 0, "no restricted channel used its server's public memory"
