@@ -26,7 +26,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -48,6 +48,20 @@ CHAT_MODEL = "chat-test-model"
 MEMORY_MODEL = "memory-test-model"
 
 _snowflakes = itertools.count(discord.utils.time_snowflake(datetime(2024, 5, 1, tzinfo=UTC)), 1 << 22)
+
+
+class Clock:
+    """A test's clock, moved by hand: give it to the engine (`harness.memory.clock`) and to `FakeDiscord.clock`
+    so messages and memory agree on what "the last n minutes" were."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
 
 
 def next_id() -> int:
@@ -192,6 +206,9 @@ class FakeDiscord:
         self.sent: list[Sent] = []
         self.history_errors: dict[int, BaseException] = {}  # channel id -> what reading its history raises
         self.edit_error: Callable[[Sent, str], BaseException | None] | None = None  # what an edit raises, if any
+        # Dates new messages (as `created_at`); None: their snowflake's time. Set it to the engine's test clock when
+        # a test moves time, so "the last n minutes" means the same to the messages and to the engine.
+        self.clock: Callable[[], datetime] | None = None
 
     # places
 
@@ -294,7 +311,7 @@ class FakeDiscord:
             reference=reference,
             type=type,
             attachments=list(attachments),
-            created_at=discord.utils.snowflake_time(message_id),
+            created_at=self.clock() if self.clock is not None else discord.utils.snowflake_time(message_id),
             jump_url=f"https://discord.com/channels/@me/{channel.id}/{message_id}",
         )
 
@@ -552,6 +569,24 @@ async def run_slash(bot: MemoryBot, interaction: Any, path: str, **options: Any)
     before = asyncio.all_tasks()
     bot.tree._from_interaction(interaction)
     await asyncio.gather(*(asyncio.all_tasks() - before))
+    return interaction
+
+
+async def run_message_menu(bot: MemoryBot, interaction: Any, name: str, message: Any) -> Any:
+    """Invoke a message context menu ("What did you remember?") on `message` as the bot's `CommandTree` does once it
+    has resolved Discord's payload to the message: the menu's checks and callback, then the tree's error handler.
+    (The tree's own resolution builds a `discord.Message` from raw JSON, which a spec'd fake cannot come from.)"""
+    menu = bot.tree.get_command(name, type=discord.AppCommandType.message)
+    assert isinstance(menu, discord.app_commands.ContextMenu), f"no message menu called {name!r}"
+    interaction.data = {"id": str(next_id()), "name": name, "type": 3, "target_id": str(message.id)}
+    interaction.type = discord.InteractionType.application_command
+    interaction.client = bot
+    interaction.command_failed = False
+    interaction.command = menu
+    try:
+        await menu._invoke(interaction, message)
+    except discord.app_commands.AppCommandError as error:
+        await bot.tree.on_error(interaction, error)
     return interaction
 
 

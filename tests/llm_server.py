@@ -60,6 +60,8 @@ __all__ = [
     "ChatServer",
     "Drop",
     "ErrorResponse",
+    "Gate",
+    "Held",
     "PrefixCache",
     "RawBody",
     "RecordedRequest",
@@ -75,6 +77,7 @@ __all__ = [
     "error",
     "extraction",
     "extraction_payload",
+    "held",
     "huge",
     "json_reply",
     "junk",
@@ -379,6 +382,100 @@ class Stall(Response):
         return {"kind": self.kind, "seconds": self.seconds, "then": then}
 
 
+class Gate:
+    """A latch the test opens: answers wrapped in `held(gate, then)` wait at it until `open()`.
+
+    The server's thread waits and the test's loop opens, so it is thread-safe; `reached(n)` lets the test await,
+    without sleeping, the moment n requests are held (a reply "still being written", an extraction "in flight").
+    Stopping the server releases every held request with a 503, so a forgotten gate never hangs a test.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = False
+        self._arrived = 0
+        self._held: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._watchers: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    @property
+    def is_open(self) -> bool:
+        with self._lock:
+            return self._open
+
+    @property
+    def arrived(self) -> int:
+        """How many requests have reached the gate so far (held, or passed once it was open)."""
+        with self._lock:
+            return self._arrived
+
+    def open(self) -> None:
+        """Let every held request (and every later one) through. Idempotent."""
+        with self._lock:
+            self._open = True
+            held, self._held = self._held, []
+        for loop, future in held:
+            with contextlib.suppress(RuntimeError):  # the server's loop has closed
+                loop.call_soon_threadsafe(_resolve, future)
+
+    async def reached(self, n: int = 1, timeout: float = 10.0) -> None:
+        """Wait (on the caller's loop) until at least `n` requests have reached the gate."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        watcher = (n, loop, future)
+        with self._lock:
+            if self._arrived >= n:
+                return
+            self._watchers.append(watcher)
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"expected {n} requests at the gate within {timeout}s, got {self.arrived}") from None
+        finally:
+            with self._lock:
+                if watcher in self._watchers:
+                    self._watchers.remove(watcher)
+
+    async def _pass(self, stopping: asyncio.Event) -> bool:
+        """Called on the server's loop for one request: True once the gate opens, False if the server stops."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            self._arrived += 1
+            if self._open:
+                future.set_result(None)
+            else:
+                self._held.append((loop, future))
+            for n, watcher_loop, watcher in self._watchers:
+                if n <= self._arrived:
+                    with contextlib.suppress(RuntimeError):
+                        watcher_loop.call_soon_threadsafe(_resolve, watcher)
+        stop = asyncio.ensure_future(stopping.wait())
+        either: set[asyncio.Future[Any]] = {future, stop}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        return future.done()
+
+
+@dataclass(frozen=True)
+class Held(Response):
+    """Waits at `gate` until the test opens it, then answers `then`. Not part of the script-file format (a gate
+    lives in the test's process): `to_dict` names the kind only."""
+
+    gate: Gate
+    then: Response
+    kind: ClassVar[str] = "held"
+
+    async def render(self, ex: _Exchange) -> web.StreamResponse:
+        if not await self.gate._pass(ex.stopping):
+            return await error(503, message="test server is stopping").render(ex)
+        return await self.then.render(ex)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "then": self.then.to_dict()}
+
+
 @dataclass(frozen=True)
 class RawBody(Response):
     """Protocol-level junk: exactly these bytes, with this status and content type."""
@@ -629,6 +726,11 @@ def error(
 def stall(seconds: float, then: Response | None = None) -> Stall:
     """Hold the request ``seconds`` (to trigger client timeouts), then answer ``then`` or the default."""
     return Stall(seconds, then)
+
+
+def held(gate: Gate, then: Response | None = None) -> Held:
+    """Hold the request at `gate` until the test opens it, then answer ``then`` (an empty extraction by default)."""
+    return Held(gate, then or extraction())
 
 
 def raw_body(body: bytes | str, status: int = 200, content_type: str = "application/json") -> RawBody:

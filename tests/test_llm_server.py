@@ -23,12 +23,14 @@ from tests.llm_server import (
     CACHE_MIN_TOKENS,
     REJECT_RESPONSE_FORMAT_MESSAGE,
     ChatServer,
+    Gate,
     PrefixCache,
     Reply,
     drop,
     dump_script,
     error,
     extraction,
+    held,
     huge,
     json_reply,
     junk,
@@ -161,6 +163,44 @@ async def test_stall_answers_after_the_delay(chat_server: ChatServer, client: op
     started = time.monotonic()
     assert await ask(client) == "late"
     assert time.monotonic() - started >= 0.2
+
+
+async def test_held_answers_wait_for_the_gate_and_the_test_can_await_their_arrival(
+    chat_server: ChatServer, client: openai.AsyncOpenAI
+) -> None:
+    gate = Gate()
+    chat_server.enqueue(held(gate, reply("first")), held(gate, reply("second")))
+    tasks = [asyncio.create_task(ask(client)) for _ in range(2)]
+    try:
+        await gate.reached(2)
+        assert gate.arrived == 2 and not any(task.done() for task in tasks)
+        with pytest.raises(TimeoutError, match="expected 3 requests at the gate"):
+            await gate.reached(3, timeout=0.05)
+        gate.open()
+        assert sorted(str(answer) for answer in await asyncio.gather(*tasks)) == ["first", "second"]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    chat_server.enqueue(held(gate, reply("open already")))
+    assert await ask(client) == "open already"  # an open gate holds nothing
+
+
+async def test_stop_releases_a_held_answer_with_a_503() -> None:
+    server = ChatServer().start()
+    gate = Gate()
+    try:
+        server.enqueue(held(gate))
+        async with make_client(server.base_url) as c:
+            task = asyncio.create_task(ask(c))
+            await gate.reached(1)
+            started = time.monotonic()
+            await asyncio.get_running_loop().run_in_executor(None, server.stop)
+            assert time.monotonic() - started < 1.5
+            with pytest.raises(openai.InternalServerError):
+                await task
+    finally:
+        server.stop()
 
 
 async def test_drop_raises_connection_error_and_server_keeps_serving(
