@@ -3,7 +3,10 @@
 
 - A DM detail never reaches a public channel. Alice's public fact was learned in #general; in a DM the model
   restates it with a private detail ("... while she is pregnant"). The next #general prompt must not carry the
-  detail, the public fact keeps its words, and `/memory forget minutes:5` removes the detail.
+  detail, the public fact keeps its words, and `/memory forget minutes:5` removes the detail. A health detail is
+  also kept out by the sensitive-data rule, so the same story runs with a detail only the place rule stops (a job
+  hunt she has not told her colleagues about). Both restatements are close enough to the public fact for the
+  near-duplicate merge to take them as that fact with more detail.
 - A partial forget wins against work in flight: a message whose reply is still being written when the user runs
   `/memory forget minutes:5` is not learned afterwards; an extraction in flight during `/memory forget section:`
   does not write the cleared summary back after the user was told "Cleared"; the record behind "What did you
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,29 +87,48 @@ def request_text(body: dict[str, Any]) -> str:
 
 NURSE_SAID = "I work night shifts as a nurse at Saint Mary hospital in Dublin, mostly on weekends."
 NURSE_FACT = "Works night shifts as a nurse at Saint Mary hospital in Dublin, mostly on weekends"
-PREGNANT_SAID = "Between us: I'm pregnant, and the night shifts are getting hard."
 
 
-def nurse_story(text: str, name: str) -> list[str]:
-    """What the model takes from each of Alice's messages."""
-    if "nurse" in text:
-        return [NURSE_FACT]
-    if "pregnant" in text:
-        return ["Is pregnant and finds night shifts hard"]
-    return []
+@dataclass(frozen=True)
+class Secret:
+    """What Alice tells in her DM, the fact the model takes from it, the detail it adds to the fact it restates,
+    and the word that must never reach #general."""
+
+    said: str
+    fact: str
+    detail: str
+    word: str
 
 
-def pregnant_detail(text: str) -> str:
-    """The detail the model adds to a fact it restates."""
-    return "she is pregnant" if "pregnant" in text else ""
+SECRETS = [
+    Secret(
+        "Between us: I'm pregnant, and the night shifts are getting hard.",
+        "Is pregnant and finds night shifts hard", "she is pregnant", "pregnant",
+    ),
+    Secret(
+        "Between us: I'm job hunting, and the night shifts are getting hard.",
+        "Is looking for a new job", "job hunting", "hunting",
+    ),
+]
+
+
+@pytest.fixture(params=SECRETS, ids=["health", "plain"])
+def secret(request: pytest.FixtureRequest) -> Secret:
+    return request.param  # type: ignore[no-any-return]
 
 
 async def a_public_fact_restated_in_a_dm(
-    make_harness: MakeHarness, storage: dict[str, Any]
+    make_harness: MakeHarness, storage: dict[str, Any], secret: Secret
 ) -> tuple[Harness, Scene]:
     """Alice's fact learned in #general, then, half an hour later, her DM that the model answers by restating it
     with the private detail."""
-    model = HostileModel(SEED, facts_of=nurse_story, detail_of=pregnant_detail, remove_chance=0)
+    def story(text: str, name: str) -> list[str]:  # what the model takes from each of Alice's messages
+        return [NURSE_FACT] if "nurse" in text else [secret.fact] if secret.said == text else []
+
+    def detail(text: str) -> str:  # the detail the model adds to a fact it restates
+        return secret.detail if secret.said == text else ""
+
+    model = HostileModel(SEED, facts_of=story, detail_of=detail, remove_chance=0)
     h, scene, clock = await hostile_bot(make_harness, storage, model)
 
     await dispatch(h.bot, "message", h.discord.mention_bot(scene.general, scene.alice, NURSE_SAID))
@@ -115,7 +138,7 @@ async def a_public_fact_restated_in_a_dm(
 
     clock.advance(minutes=30)
     restated = model.stats["restated"]
-    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, PREGNANT_SAID))
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, secret.said))
     await h.settle()
     assert model.stats["restated"] > restated  # the DM extraction was shown the public fact and restated it
     clock.advance(minutes=1)
@@ -127,31 +150,31 @@ def public_facts(docs: list[dict[str, Any]], guild_id: int) -> list[str]:
 
 
 async def test_a_dm_detail_does_not_reach_the_next_public_reply(
-    storage: dict[str, Any], make_harness: MakeHarness
+    storage: dict[str, Any], make_harness: MakeHarness, secret: Secret
 ) -> None:
-    h, scene = await a_public_fact_restated_in_a_dm(make_harness, storage)
+    h, scene = await a_public_fact_restated_in_a_dm(make_harness, storage, secret)
     await dispatch(h.bot, "message", h.discord.mention_bot(scene.general, scene.alice, "any tips for staying awake?"))
     public = h.llm.chat_requests[-1]
     assert "staying awake" in request_text(public)
     assert NURSE_FACT in memory_text(public)  # the public fact is used here...
-    assert "pregnant" not in request_text(public).lower()  # ...without the detail told in private
+    assert secret.word not in request_text(public).lower()  # ...without the detail told in private
     assert public_facts(await memory_of(h, ALICE_ID), scene.guild.id) == [NURSE_FACT]  # its words are untouched
 
 
 async def test_forget_minutes_removes_a_dm_detail_added_to_an_older_public_fact(
-    storage: dict[str, Any], make_harness: MakeHarness
+    storage: dict[str, Any], make_harness: MakeHarness, secret: Secret
 ) -> None:
-    h, scene = await a_public_fact_restated_in_a_dm(make_harness, storage)
+    h, scene = await a_public_fact_restated_in_a_dm(make_harness, storage, secret)
     forgot = await run_slash(h.bot, make_interaction(scene.alice_user), "memory forget", minutes=5)
     assert last_text(forgot).startswith("Forgot the last 5 minutes")
     await h.settle()
     docs = await memory_of(h, ALICE_ID)
-    assert "pregnant" not in json.dumps(docs).lower()  # no fact, summary or earlier value of one keeps it
+    assert secret.word not in json.dumps(docs).lower()  # no fact, summary or earlier value of one keeps it
     assert public_facts(docs, scene.guild.id) == [NURSE_FACT]  # learned 31 minutes ago: kept, as it was
 
     await dispatch(h.bot, "message", h.discord.mention_bot(scene.general, scene.alice, "and for the commute?"))
     assert NURSE_FACT in memory_text(h.llm.chat_requests[-1])
-    assert "pregnant" not in request_text(h.llm.chat_requests[-1]).lower()
+    assert secret.word not in request_text(h.llm.chat_requests[-1]).lower()
 
 
 # --- a partial forget wins against work in flight -------------------------------------------------------------
