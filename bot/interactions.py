@@ -100,10 +100,16 @@ class SafeView(discord.ui.View):
         label = getattr(item, "label", None) or type(item).__name__
         _log_failure(logging.ERROR, f"button {label!r} of {type(self).__name__}", interaction, error)
         self.stop()
-        try:
-            if interaction.response.is_done():
-                await interaction.edit_original_response(content=APOLOGY, view=None)
-            else:
-                await interaction.response.edit_message(content=APOLOGY, view=None)
-        except discord.HTTPException:
-            await answer_privately(interaction, APOLOGY)
+        await apologise_in_place(interaction)
+
+
+async def apologise_in_place(interaction: discord.Interaction[Any]) -> None:
+    """A pressed button failed: the message it sits on becomes the apology, without its buttons (so nobody presses
+    a dead one again); privately when that message cannot be edited."""
+    try:
+        if interaction.response.is_done():
+            await interaction.edit_original_response(content=APOLOGY, view=None)
+        else:
+            await interaction.response.edit_message(content=APOLOGY, view=None)
+    except discord.HTTPException:
+        await answer_privately(interaction, APOLOGY)

@@ -21,7 +21,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.interactions import APOLOGY, SafeView, answer_privately, failure_summary
+from bot.interactions import SafeView, apologise_in_place, failure_summary
 from bot.memory.models import DM_PLACE, SECTION_NAMES, Fact, MemoryFile
 from bot.memory.render import SECTION_LABELS
 from bot.memory.service import (
@@ -291,13 +291,7 @@ async def _answering_failures(
         log.error("button %s failed for user %s: %s", what, interaction.user.id, failure_summary(error))
         if view is not None:
             view.stop()
-        try:
-            if interaction.response.is_done():
-                await interaction.edit_original_response(content=APOLOGY, view=None)
-            else:
-                await interaction.response.edit_message(content=APOLOGY, view=None)
-        except discord.HTTPException:
-            await answer_privately(interaction, APOLOGY)
+        await apologise_in_place(interaction)
 
 
 class PageButton(

@@ -45,8 +45,10 @@ def console(workdir: Path, chat_server: ChatServer) -> Iterator[Console]:
     """Starts `python -m bot console --user-id 42 [args]`; none outlives its test."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(*args: str) -> subprocess.Popen[str]:
-        env = clean_env(OPENAI_BASE_URL=chat_server.base_url, DATA_DIR=str(workdir / "data"), CHAT_MODEL="chat-model")
+    def start(*args: str, **settings: str) -> subprocess.Popen[str]:
+        env = clean_env(
+            OPENAI_BASE_URL=chat_server.base_url, DATA_DIR=str(workdir / "data"), CHAT_MODEL="chat-model", **settings
+        )
         process = subprocess.Popen(
             [sys.executable, "-m", "bot", "console", "--user-id", str(USER), *args],
             cwd=workdir,
@@ -185,7 +187,7 @@ def test_flush_against_a_hanging_endpoint_gives_up_waiting(
     """The endpoint accepts the request and never answers: /flush says so after FLUSH_WAIT_SECONDS instead of
     blocking for the SDK timeout times the retries (minutes)."""
     chat_server.enqueue(reply(REPLY), *[stall(120)] * 4)
-    process = console()
+    process = console(SHUTDOWN_TIMEOUT_SECONDS="2")  # the exit after SIGTERM gives the hanging call up quickly
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(f"{MESSAGE}\n/flush\n")
     process.stdin.flush()
@@ -199,6 +201,7 @@ def test_flush_against_a_hanging_endpoint_gives_up_waiting(
     assert "goes on in the background" in line
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=60)
+    assert process.returncode == 0
 
 
 EMPTY = MemoryState({}, {})

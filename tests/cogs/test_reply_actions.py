@@ -11,7 +11,6 @@ from typing import Any
 import asyncpg
 import discord
 
-from bot.discord_bot import MemoryBot
 from cogs.reply_actions import NOT_MINE, NOT_YOURS
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -22,28 +21,13 @@ from tests.helpers import (
     extraction_input,
     last_text,
     make_interaction,
-    next_id,
+    run_message_menu,
 )
 from tests.llm_server import extraction, reply
 
 SLOW_LEARNING = {"memory_debounce_seconds": 30.0, "memory_max_wait_seconds": 60.0}  # flushed by the test
 
 
-async def run_message_menu(bot: MemoryBot, interaction: Any, name: str, message: Any) -> Any:
-    """Invoke a message context menu on `message` as the bot's `CommandTree` does once it has resolved Discord's
-    payload to the message: the menu's checks and callback, then the tree's error handler."""
-    menu = bot.tree.get_command(name, type=discord.AppCommandType.message)
-    assert isinstance(menu, discord.app_commands.ContextMenu), f"no message menu called {name!r}"
-    interaction.data = {"id": str(next_id()), "name": name, "type": 3, "target_id": str(message.id)}
-    interaction.type = discord.InteractionType.application_command
-    interaction.client = bot
-    interaction.command_failed = False
-    interaction.command = menu
-    try:
-        await menu._invoke(interaction, message)
-    except discord.app_commands.AppCommandError as error:
-        await bot.tree.on_error(interaction, error)
-    return interaction
 
 
 async def menu(h: Harness, name: str, user: Any, s: Scene, target: Any, channel: Any = None) -> str:

@@ -2,6 +2,9 @@
 
     python -m tests.memory.pipeline_worker DATA_DIR BASE_URL FIRST_SEQ COUNT
 
+or `run_in_child`, the same in a process forked from a server that imported this module once (what the kill test
+does: a fresh interpreter spends over a second importing the engine, every time).
+
 Replays what the journal holds, then feeds COUNT turns (ids `t<seq>`, text `token-<seq>`, users 1-5 in turn)
 through `MemoryService.remember` and prints `ACK t<seq>` once each is durably taken. With COUNT 0 it only
 replays and flushes, then prints `DONE` and exits: the test uses that to finish whatever the kills left pending.
@@ -10,8 +13,10 @@ replays and flushes, then prints `DONE` and exits: the test uses that to finish 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from openai import AsyncOpenAI
@@ -45,6 +50,16 @@ async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
     await service.shutdown(30)
     await client.close()
     print("DONE", flush=True)
+
+
+def run_in_child(out: Connection, data_dir: str, base_url: str, first: int, count: int) -> None:
+    """`main` with its standard output on the pipe `out` (written to as a plain pipe) and its standard error
+    discarded (a forked child)."""
+    os.dup2(out.fileno(), 1)
+    out.close()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (the process's own stdout)
+    asyncio.run(main(Path(data_dir), base_url, first, count))
 
 
 if __name__ == "__main__":

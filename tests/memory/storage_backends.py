@@ -1,5 +1,5 @@
 """Both storage backends, built by the one builder per backend, for the contract tests: files under a folder, or
-PostgreSQL."""
+PostgreSQL (`tests/memory/conftest.py` makes them fixtures)."""
 
 from __future__ import annotations
 
@@ -53,3 +53,4 @@ async def open_storage(
         yield Storage(kind, bundle)
     finally:
         await bundle.close()
+

@@ -4,7 +4,6 @@ Ids and times only, forgotten with the user, kept across a restart."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from bot.memory.errors import ClaimLost
 from bot.memory.models import ConversationKey, Place, Turn
 from bot.memory.storage.interfaces import LEDGER_RECENT
-from tests.memory.storage_backends import BACKENDS, Storage, open_storage
+from tests.memory.storage_backends import Storage, open_storage
 
 USER = 412345678901234567
 OTHER = 512345678901234567
@@ -28,20 +27,6 @@ def turn(message: int, text: str, *, role: str = "user", reply_to: int | None = 
     )
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def url(backend: str, request: pytest.FixtureRequest) -> str | None:
-    return str(request.getfixturevalue("postgres_url")) if backend == "postgres" else None
-
-
-@pytest.fixture
-async def storage(backend: str, url: str | None, tmp_path: Path) -> AsyncIterator[Storage]:
-    async with open_storage(backend, tmp_path, url) as opened:
-        yield opened
 
 
 # --- the message ledger -------------------------------------------------------------------------------------

@@ -9,22 +9,23 @@ every acknowledged turn's token must be a fact in its user's file, exactly once,
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import random
 import re
 import signal
-import subprocess
-import sys
 import time
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pytest
 
 from bot.memory.models import MemoryFile
 from bot.memory.storage.files.journal import Journal
 from tests.llm_server import ChatServer, Response, extraction
-from tests.memory.pipeline_worker import user_for
+from tests.memory.pipeline_worker import run_in_child, user_for
 
 REPO = Path(__file__).resolve().parents[2]
 CI_KILLS = 100
@@ -41,20 +42,41 @@ def echo_tokens(body: dict[str, Any]) -> Response:
     return extraction(facts=[(f"Likes token-{seq}", "preference", 0.95) for seq in seqs])
 
 
-def _start(data_dir: Path, base_url: str, first: int, count: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.memory.pipeline_worker", str(data_dir), base_url, str(first), str(count)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+# Workers are forked from a server that imported the engine once: a real process each, killed with a real SIGKILL,
+# without the second and more a fresh interpreter spends on imports every time.
+FORKS = multiprocessing.get_context("forkserver")
+FORKS.set_forkserver_preload(["tests.memory.pipeline_worker"])
+
+
+@dataclass
+class Worker:
+    process: BaseProcess
+    stdout: TextIO
+
+    @property
+    def pid(self) -> int:
+        assert self.process.pid is not None
+        return self.process.pid
+
+    def wait(self, timeout: float) -> int:
+        self.process.join(timeout)
+        assert self.process.exitcode is not None, "the worker did not end"
+        return self.process.exitcode
+
+
+def _start(data_dir: Path, base_url: str, first: int, count: int) -> Worker:
+    reader, writer = FORKS.Pipe(duplex=False)
+    process = FORKS.Process(target=run_in_child, args=(writer, str(data_dir), base_url, first, count))
+    process.start()
+    writer.close()  # the child holds the only write end: its death ends the stream
+    stdout = os.fdopen(os.dup(reader.fileno()), "r", encoding="utf-8")
+    reader.close()
+    return Worker(process, stdout)
 
 
 def run_kills(tmp_path: Path, kills: int, seed: int, *, budget: float | None = None) -> None:
     """Up to `kills` workers killed at random points; with `budget`, no new worker after that many seconds once
-    MIN_KILLS were killed (each worker is a fresh interpreter: a loaded machine makes them slow to start)."""
+    MIN_KILLS were killed (a loaded machine makes workers slow)."""
     rng = random.Random(seed)
     acked: list[int] = []
     seq = 0
@@ -67,24 +89,24 @@ def run_kills(tmp_path: Path, kills: int, seed: int, *, budget: float | None = N
                 done -= 1
                 break
             worker = _start(tmp_path, server.base_url, seq, 10_000)
-            assert worker.stdout is not None
             wanted = rng.randint(0, 12)
             for _ in range(wanted):
                 line = worker.stdout.readline()
                 assert line.startswith("ACK t"), line
                 acked.append(int(line.split("t", 1)[1]))
             os.kill(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
-            assert worker.returncode == -signal.SIGKILL
-            for line in worker.stdout.read().splitlines():  # ACKs printed before the kill landed
-                if line.startswith("ACK t"):
-                    acked.append(int(line.split("t", 1)[1]))
+            assert worker.wait(timeout=10) == -signal.SIGKILL
+            with worker.stdout:
+                for line in worker.stdout.read().splitlines():  # ACKs printed before the kill landed
+                    if line.startswith("ACK t"):
+                        acked.append(int(line.split("t", 1)[1]))
             seq = (max(acked) + 1) if acked else seq
             seq += 1000  # never reuse a sequence number, even for turns printed but not yet read
         print(f"\n{done} workers killed, {len(acked)} acknowledged turns, {time.monotonic() - started:.0f}s")
         finisher = _start(tmp_path, server.base_url, 0, 0)
-        out, _ = finisher.communicate(timeout=60)
-        assert "DONE" in out and finisher.returncode == 0
+        with finisher.stdout:
+            out = finisher.stdout.read()
+        assert finisher.wait(timeout=60) == 0 and "DONE" in out
 
     assert Journal(tmp_path / "pending.jsonl").replay() == []
     facts_by_user: dict[int, list[str]] = {}

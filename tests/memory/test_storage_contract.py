@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from bot.memory.errors import Stale
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
 from bot.storage.errors import InvalidUserId
-from tests.memory.storage_backends import BACKENDS, Storage, open_storage
+from tests.memory.storage_backends import Storage, open_storage
 
 USER = 412345678901234567
 OTHER = 512345678901234567
@@ -31,20 +30,6 @@ def turn(i: int, user: int = USER, text: str | None = None) -> Turn:
     return Turn("user", user, "ana", text or f"message {i}", datetime(2026, 11, 30, 12, 0, i % 60, tzinfo=UTC), f"t{i}")
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def url(backend: str, request: pytest.FixtureRequest) -> str | None:
-    return str(request.getfixturevalue("postgres_url")) if backend == "postgres" else None
-
-
-@pytest.fixture
-async def storage(backend: str, url: str | None, tmp_path: Path) -> AsyncIterator[Storage]:
-    async with open_storage(backend, tmp_path, url) as opened:
-        yield opened
 
 
 # --- memory documents -------------------------------------------------------------------------------------------
