@@ -32,11 +32,11 @@ from bot.memory.apply import apply_extraction
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
 from bot.memory.selector import FactIndex
-from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_load import LagMeter
 from tests.memory.test_service import make_engine
 from tests.support.engine import learn, target_for
+from tests.support.llm_server import ChatServer, Response, extraction
 
 TARGET_LAG_MS = 100.0
 NEW_FACTS = 10

@@ -5,7 +5,7 @@ concurrent replies (CHAT_CONCURRENCY, CHAT_CONCURRENCY_PER_GUILD).
 
 Real code path: the real `MemoryBot` (cogs loaded, real resources, the one `AsyncOpenAI` client) gets every message
 through `bot.dispatch("message", ...)` at once, each handler its own task as the gateway runs them, in an auto-reply
-channel; Discord is the spec'd fake of the tests. The endpoint is `tests.llm_server` with a model of one GPU: it
+channel; Discord is the spec'd fake of the tests. The endpoint is `tests.support.llm_server` with a model of one GPU: it
 works through a fixed number of characters per second shared equally by every request in progress (processor
 sharing, as a batching server does once it is compute-bound), each request costing its prompt (a fixed prefill) and
 its answer. Measured per message, from dispatch: the final text on screen (latency), and whether it was answered or
@@ -37,7 +37,7 @@ from bot.chat.thinking import ThinkingHabit
 from cogs.chat import BUSY_REPLY
 from tests.helpers import ScriptedLLM, build_harness, make_guild, make_member, make_user
 from tests.inflight import Meter, Metered
-from tests.llm_server import ChatServer, Response, _Exchange
+from tests.support.llm_server import ChatServer, Response, _Exchange
 
 CAPACITY = 2400.0  # characters per second the endpoint works through, shared by everything in progress
 PREFILL = 60  # the prompt's cost, in the same units

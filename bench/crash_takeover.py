@@ -43,9 +43,9 @@ from bot.memory.extractor import MemoryExtractor
 from bot.memory.storage.pg.schema import migrate
 from bot.storage.pg.database import Database
 from bot.storage.pg.processes import BEAT_SECONDS, STALE_SECONDS
-from tests.llm_server import ChatServer, extraction
-from tests.postgres import PostgresServer, PostgresUnavailable
 from tests.support.engine import message_id_of
+from tests.support.llm_server import ChatServer, extraction
+from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 USER = 612345678901234567
 TARGET_SECONDS = 30.0

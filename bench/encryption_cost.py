@@ -4,7 +4,7 @@ on files and on PostgreSQL, with the unencrypted store of the same backend as th
     .venv/bin/python -m bench.encryption_cost [--users 8] [--reps 2000] [--fsync] [--no-postgres] [--smoke]
 
 Four stores, built by the bundle builders as the bot builds them: files and PostgreSQL (its own server,
-`tests.postgres.PostgresServer`, one database per store), each without and with a key, holding the same memories
+`tests.support.postgres.PostgresServer`, one database per store), each without and with a key, holding the same memories
 (users at the cap: 100 facts of 150-300 characters and six summaries). Sealed and plain run in alternating rounds
 over the same users, so machine noise hits them alike; the CPU time of this process (`process_time_ns`), which
 other tenants of a shared machine do not inflate, is given too:
@@ -58,8 +58,8 @@ from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.memory.realistic import memory_at_cap
-from tests.postgres import PostgresServer, PostgresUnavailable
 from tests.support.engine import target_for
+from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 600000000000000000
 NEW_USERS = 700000000000000000

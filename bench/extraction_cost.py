@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.extraction_cost [--bursts 20] [--turns-per-burst 10] [--smoke]
 
 Real code path against a real HTTP server: `MemoryService` (store in a temporary folder) with the real
-`MemoryExtractor` and the real `AsyncOpenAI` client, talking to `tests.llm_server.ChatServer` on 127.0.0.1, which
+`MemoryExtractor` and the real `AsyncOpenAI` client, talking to `tests.support.llm_server.ChatServer` on 127.0.0.1, which
 counts prompt tokens per request (len(content) // 4 + 4 per message). Each burst (5 user + 5 assistant turns of
 realistic lengths) goes through `remember`, then `debouncer.flush()` runs its one extraction; the server answers
 with one new fact and a summary update per call, which the service applies and saves, so memory grows as it would.
@@ -32,8 +32,8 @@ from bench.common import Table, exit_code, fact_texts, header, parser
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, MemoryFile, Turn
 from bot.memory.service import MemoryPolicy
-from tests.llm_server import ChatServer, Response, extraction, prompt_tokens
 from tests.support.engine import file_service, learn
+from tests.support.llm_server import ChatServer, Response, extraction, prompt_tokens
 
 USER_ID = 512345678901234567
 BOT_ID = 612345678901234567

@@ -5,7 +5,7 @@ plain text ending in a lone `</think>`, and a model's very first reply.
 
 Real code path: the real `MemoryBot` (cogs loaded, real resources, the one `AsyncOpenAI` client) gets a DM through
 `bot.dispatch("message", ...)` as the gateway delivers it; Discord is the spec'd fake of the tests (it records when
-each message is posted and edited); the model is `tests.llm_server` answering like a large model: first token after
+each message is posted and edited); the model is `tests.support.llm_server` answering like a large model: first token after
 0.5 s, the whole answer (about 3,000 characters) after 10 s; the reasoning model spends about the first quarter of
 that on reasoning text (about 1,000 characters), then `</think>`, then the same answer.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from bench.common import Table, exit_code, header, parser
 from bot.chat.thinking import ThinkingHabit
 from tests.helpers import ScriptedLLM, build_harness, dispatch, make_user
-from tests.llm_server import ChatServer, reply
+from tests.support.llm_server import ChatServer, reply
 
 FIRST_TOKEN_S = 0.5
 ANSWER_S = 10.0

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.load_lag [--users 500] [--messages 20] [--smoke]
 
 The load is the one `tests/memory/test_load.py` runs (filter → MemoryService with the fsynced journal → debouncer →
-real extractor over HTTP to `tests.llm_server.ChatServer` on 127.0.0.1 → atomic store), with the same ticker
+real extractor over HTTP to `tests.support.llm_server.ChatServer` on 127.0.0.1 → atomic store), with the same ticker
 (`LagMeter`: the worst lateness of a 10 ms sleep, raw and minus the time the thread waited for a CPU). The baseline
 is that ticker on an idle loop for as long as the load ran, in the same process: what the machine alone costs.
 Target: the loop never blocked for 100 ms or more (minus CPU waiting). The test asserts only a bound a loaded
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import Table, exit_code, header, parser
-from tests.llm_server import ChatServer
 from tests.memory.test_load import LagMeter, LoadFigures, run_load
+from tests.support.llm_server import ChatServer
 
 TARGET_MS = 100.0
 

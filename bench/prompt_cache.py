@@ -4,7 +4,7 @@
 
 One LoCoMo-10 conversation is replayed as a DM through the real bot: `MemoryBot` with its cogs and real resources,
 messages delivered by `bot.dispatch("message", ...)` to the spec'd Discord fake of the tests, the model being
-`tests.llm_server` (which reports `usage.prompt_tokens_details.cached_tokens` as OpenAI does: the prefix an earlier
+`tests.support.llm_server` (which reports `usage.prompt_tokens_details.cached_tokens` as OpenAI does: the prefix an earlier
 request of the same model began with, in 128-token blocks, none under 1,024 tokens). The first speaker is the user;
 the second speaker's lines are the bot's answers. Memory grows as it would: at the end of each session the
 extraction (scripted) saves that session's LoCoMo observations of the user as facts and the session summary as the
@@ -41,7 +41,7 @@ from bench.chat_set import as_extractor_fact, confidence_of
 from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, Table, exit_code, header, parser
 from bot.conversation import HistoryTrimmer
 from tests.helpers import CHAT_MODEL, ScriptedLLM, build_harness, dispatch, make_user
-from tests.llm_server import ChatServer, PrefixCache, extraction, prompt_text, reply
+from tests.support.llm_server import ChatServer, PrefixCache, extraction, prompt_text, reply
 
 TARGET = 0.55
 _DIA = re.compile(r"D(\d+):(\d+)")

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.storage_backends [--users 40] [--updates 40] [--concurrency 4] [--rounds 2]
                                                [--reps 1000] [--no-fsync] [--smoke]
 
-Starts its own PostgreSQL server (`tests.postgres.PostgresServer`, a temporary folder on the same disk as the
+Starts its own PostgreSQL server (`tests.support.postgres.PostgresServer`, a temporary folder on the same disk as the
 file store's temporary folder) and, by default, switches it to durable commits (`fsync`, `synchronous_commit`,
 `full_page_writes` on; the test helper turns them off) because the file store fsyncs every save: like is compared
 with like. `--no-fsync` keeps the helper's settings and turns the file store's fsync off instead.
@@ -58,8 +58,8 @@ from bot.memory.storage.pg.schema import migrate
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
-from tests.postgres import PostgresServer, PostgresUnavailable
 from tests.support.engine import target_for
+from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 500000000000000000
 WORKER_TIMEOUT_S = 900.0
@@ -450,7 +450,7 @@ async def run(args: Any, smoke: bool) -> list[Table]:
     table.add("2 processes: updates that overlapped one of the other process on the same user", f"{overlaps:,}",
               f"of {sum(run.count for run in pg2_runs):,}", "", "> 0", overlaps > 0 or smoke)
     durability = ", ".join(f"{k}={settings.get(k, '?')}" for k in REPORTED_SETTINGS)
-    table.note(f"PostgreSQL {settings.get('server_version', '?')} from tests/postgres.py, {durability}; file store: "
+    table.note(f"PostgreSQL {settings.get('server_version', '?')} from tests/support/postgres.py, {durability}; file store: "
                f"{'fsync on (temp file + fsync + rename + folder fsync)' if durable else 'fsync off'}; "
                f"both on {fs} ({root.parent})")
     table.note(f"a memory is {doc_kb:.0f} KB of JSON; every update adds one fact and drops the oldest; the file "

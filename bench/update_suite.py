@@ -20,7 +20,7 @@ hours after the message; then the later line the same way. Then:
 - relative dates resolved: statements whose fact carries the hand-written date (`eventDate`);
 - said at the message's time: facts whose `observedAt` is the message's time, not the extraction's.
 
-Models: the scripted stand-in (`tests.llm_server`) answers every extraction as a careful model would, in two
+Models: the scripted stand-in (`tests.support.llm_server`) answers every extraction as a careful model would, in two
 dialects: "full" uses the optional fields (`replaces`, `when`, `eventDate`), "documented" only the documented shape
 (content, category, confidence, factsToRemove), which leaves linking and dating to the code. `--real` also runs a
 real endpoint named by OPENAI_BASE_URL, OPENAI_API_KEY and MEMORY_MODEL (or CHAT_MODEL), with the bot's own
@@ -51,8 +51,8 @@ from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
 from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Place, SwitchTarget, Turn
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.llm_server import ChatServer, Response, extraction
 from tests.support.engine import close_service, file_service, learn
+from tests.support.llm_server import ChatServer, Response, extraction
 
 CORPUS = Path(__file__).resolve().parent / "corpora" / "updates.json"
 EXTRACTION_DELAY = timedelta(days=1, hours=7)  # the batch waited (an outage, a restart): dates count from the message

@@ -29,7 +29,7 @@ from bot.memory.storage.interfaces import UsageStore
 from bot.memory.storage.pg.usage import PostgresUsageLog
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
-from tests.postgres import PostgresServer, PostgresUnavailable
+from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 300000000000000000
 FIRST_GUILD = 700000000000000000

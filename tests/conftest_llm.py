@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.llm_server import ChatServer
+from tests.support.llm_server import ChatServer
 
 
 @pytest.fixture

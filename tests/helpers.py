@@ -41,7 +41,7 @@ from bot.memory.models import Fact, MemoryFile
 from bot.memory.service import MemoryService
 from cogs.chat import ChatCog
 from cogs.memory import MemoryCog
-from tests.llm_server import ChatServer, RecordedRequest, Response, extraction, reply
+from tests.support.llm_server import ChatServer, RecordedRequest, Response, extraction, reply
 
 BOT_ID = 424242424242424242
 CHAT_MODEL = "chat-test-model"

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.llm_server import Response, _Exchange
+from tests.support.llm_server import Response, _Exchange
 
 
 @dataclass(eq=False)

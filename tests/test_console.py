@@ -22,7 +22,7 @@ import pytest
 from bot.console_commands import FLUSH_WAIT_SECONDS, MemoryState, flush_summary, parse_command
 from bot.memory.service import FlushReport
 from tests.helpers import memory_text
-from tests.llm_server import ChatServer, error, extraction, raw_body, reply, stall
+from tests.support.llm_server import ChatServer, error, extraction, raw_body, reply, stall
 from tests.test_process import assert_one_clean_line, clean_env, facts_of
 
 USER = 42

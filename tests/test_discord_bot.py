@@ -14,7 +14,7 @@ import bot.discord_bot
 from bot.app import build_resources, start_memory
 from bot.discord_bot import EXTENSIONS, MemoryBot, build_intents
 from tests.helpers import make_client_user, make_settings
-from tests.llm_server import ChatServer
+from tests.support.llm_server import ChatServer
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.file_codec import FileCodec
 from bot.storage.folder_lock import LOCK_FILE, lock_folder
 from bot.storage.sealing import MasterKey, new_master_key_text
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 from tests.test_database_commands import query, with_database, with_password
 from tests.test_process import (  # noqa: F401 (fixtures)
     ALICE,

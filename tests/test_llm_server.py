@@ -18,7 +18,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.llm_server import (
+from tests.support.llm_server import (
     CACHE_BLOCK_TOKENS,
     CACHE_MIN_TOKENS,
     REJECT_RESPONSE_FORMAT_MESSAGE,
@@ -343,7 +343,7 @@ def test_script_round_trip(tmp_path: Path) -> None:
 def test_subprocess_mode_serves_the_script_until_sigterm(tmp_path: Path) -> None:
     script = tmp_path / "script.jsonl"
     script.write_text('# comment\n{"kind": "reply", "content": "from a script"}\n\n', encoding="utf-8")
-    command = [sys.executable, "-m", "tests.llm_server", "--port", "0", "--script", str(script)]
+    command = [sys.executable, "-m", "tests.support.llm_server", "--port", "0", "--script", str(script)]
     with subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as proc:

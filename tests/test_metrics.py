@@ -20,7 +20,7 @@ from bot.metrics import error_kind
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import CHAT_MODEL, Harness, ScriptedLLM, build_harness
-from tests.llm_server import ChatServer, error, extraction
+from tests.support.llm_server import ChatServer, error, extraction
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -1,4 +1,4 @@
-"""The test PostgreSQL server (tests/postgres.py): real, isolated per test, not root, gone when stopped."""
+"""The test PostgreSQL server (tests/support/postgres.py): real, isolated per test, not root, gone when stopped."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.postgres import (
+from tests.support.postgres import (
     SOURCE_VARIABLE,
     PostgresServer,
     PostgresUnavailable,

@@ -1,6 +1,6 @@
 """The real process: `python -m bot` started as a subprocess, stopped with real signals, its files checked.
 
-Nothing here reaches the internet. The LLM is `python -m tests.llm_server` on 127.0.0.1 (a real HTTP server,
+Nothing here reaches the internet. The LLM is `python -m tests.support.llm_server` on 127.0.0.1 (a real HTTP server,
 scripted per test); Discord is replaced by the test-only entry point `python -m tests.standin` (no login, everything
 else real: settings, logging, cogs, journal replay, debouncer, extractor, store, signal handling, shutdown).
 
@@ -33,7 +33,7 @@ from bot.config import Settings
 from bot.health import HEARTBEAT_FILE, write_heartbeat
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
-from tests.llm_server import Response, dump_script, error, extraction, stall
+from tests.support.llm_server import Response, dump_script, error, extraction, stall
 
 REPO = Path(__file__).resolve().parent.parent
 SETTING_NAMES = {name.upper() for name in Settings.model_fields}
@@ -87,11 +87,12 @@ class LLMServer:
 
 @contextmanager
 def llm_server(workdir: Path, responses: Sequence[Response]) -> Iterator[LLMServer]:
-    """`python -m tests.llm_server --port 0 --script ...`; yields once it printed READY; `served` set on exit."""
+    """`python -m tests.support.llm_server --port 0 --script ...`; yields once it printed READY; `served` set on
+    exit."""
     script = workdir / "llm-script.jsonl"
     dump_script(script, responses)
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.llm_server", "--port", "0", "--script", str(script)],
+        [sys.executable, "-m", "tests.support.llm_server", "--port", "0", "--script", str(script)],
         cwd=workdir,
         env=clean_env(),
         stdout=subprocess.PIPE,

@@ -14,7 +14,7 @@ from bot.memory.models import ConversationKey, Turn
 from bot.memory.storage.pg.schema import migrate
 from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 from tests.test_process import (  # noqa: F401 (fixtures)
     ALICE,
     API_KEY,

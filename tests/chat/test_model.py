@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.model import ChatModel, NotAStream, UnusableAnswer
-from tests.llm_server import ChatServer, error, raw_body, reject_features, reply
+from tests.support.llm_server import ChatServer, error, raw_body, reject_features, reply
 
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 WITH_IMAGE: list[ChatCompletionMessageParam] = [

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import Harness, ScriptedLLM, build_harness, make_guild, make_member, make_user
-from tests.llm_server import ChatServer
+from tests.support.llm_server import ChatServer
 
 ALICE_ID = 111111111111111111
 BOB_ID = 222222222222222222

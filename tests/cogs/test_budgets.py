@@ -14,7 +14,7 @@ import discord
 
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import Harness, calls, dispatch, extraction_input, make_interaction, run_slash
-from tests.llm_server import extraction, raw_body
+from tests.support.llm_server import extraction, raw_body
 
 TIMESTAMP = re.compile(r"<t:(\d+):R>")
 

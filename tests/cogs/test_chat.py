@@ -33,7 +33,7 @@ from tests.helpers import (
     seed_memory,
     spec,
 )
-from tests.llm_server import error, extraction, reply
+from tests.support.llm_server import error, extraction, reply
 
 # --- when it answers --------------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from tests.helpers import (
     make_user,
     next_id,
 )
-from tests.llm_server import raw_body, reject_features, reply
+from tests.support.llm_server import raw_body, reject_features, reply
 
 NO_MENTIONS = discord.AllowedMentions.none().to_dict()
 

@@ -11,7 +11,7 @@ from cogs.chat import BUSY_REPLY
 from tests.cogs.conftest import MakeHarness, make_scene
 from tests.helpers import Harness, make_member, make_user
 from tests.inflight import Meter, Metered
-from tests.llm_server import reply
+from tests.support.llm_server import reply
 
 
 async def dispatch_all(h: Harness, messages: list[Any]) -> None:

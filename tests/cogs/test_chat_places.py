@@ -23,7 +23,7 @@ from tests.helpers import (
     make_user,
     spec,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 SECRET = "staff-only: the raid starts at nine"
 

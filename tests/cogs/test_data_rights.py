@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import calls, dispatch, extraction_input, make_interaction, make_user, run_slash
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 KEY = "sk-proj-4fQz9LmN2xVb7KpR1sTy8WcD3eHg6JuA0iOk5nMl"
 CARD = "4539 1488 0343 6467"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import Harness, dispatch, extraction_input, make_interaction, run_slash, spec
-from tests.llm_server import Response, extraction
+from tests.support.llm_server import Response, extraction
 
 
 def writes_it_down(body: dict[str, Any]) -> Response:

@@ -29,7 +29,7 @@ from tests.helpers import (
     run_slash,
     seed_memory,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 FACT = "Writes Go microservices for a logistics company and prefers short answers with code."
 

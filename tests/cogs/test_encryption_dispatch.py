@@ -19,7 +19,7 @@ from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.cogs.test_memory_buttons import ALICE, as_sent, custom_ids, press
 from tests.helpers import calls, dispatch, make_interaction, run_slash
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
 WORDS = ("bees", "Lyon", "honey", "Beekeeper")

@@ -11,8 +11,8 @@ from pathlib import Path
 from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_memory_cog import ALICE, ask_to_forget_everything
 from tests.helpers import calls, extraction_input, make_interaction, press, reply
-from tests.llm_server import extraction
 from tests.memory.test_service import Gated
+from tests.support.llm_server import extraction
 
 SECRET = "quokka-saffron-5150"
 

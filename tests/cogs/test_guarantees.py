@@ -38,8 +38,8 @@ from tests.helpers import (
     run_message_menu,
     run_slash,
 )
-from tests.llm_server import Gate, held
 from tests.support.hostile import HostileModel, memory_blocks
+from tests.support.llm_server import Gate, held
 from tests.support.storage import everything_stored, memory_documents, stored_text
 
 SEED = 20

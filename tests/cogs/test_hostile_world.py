@@ -52,7 +52,6 @@ from tests.helpers import (
     press_through_discord,
     run_slash,
 )
-from tests.llm_server import Gate, Response, held
 from tests.support.hostile import (
     REASONING_MARK,
     SECTIONS,
@@ -61,6 +60,7 @@ from tests.support.hostile import (
     reworded,
     without_memory,
 )
+from tests.support.llm_server import Gate, Response, held
 from tests.support.storage import Stored, everything_stored, user_of
 
 NAMES = {ALICE_ID: "Alice", BOB_ID: "Bob", CAROL_ID: "Carol"}

@@ -32,7 +32,7 @@ from tests.helpers import (
     owners_in,
     tokens_in,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 NAMES = {ALICE_ID: "Alice", BOB_ID: "Bob", CAROL_ID: "Carol"}
 BY_NAME = {name: uid for uid, name in NAMES.items()}

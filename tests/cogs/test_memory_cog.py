@@ -28,7 +28,7 @@ from tests.helpers import (
     press,
     seed_memory,
 )
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 ALICE = make_user(ALICE_ID, "Alice")
 BOB = make_user(BOB_ID, "Bob")

@@ -25,7 +25,7 @@ from tests.helpers import (
     press,
     seed_memory,
 )
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 MESSAGES_START = datetime(2024, 5, 1, tzinfo=UTC)
 ALICE = make_user(ALICE_ID, "Alice")

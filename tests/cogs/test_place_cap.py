@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 TICKETS = 4
 

@@ -37,7 +37,7 @@ from tests.helpers import (
     seed_memory,
     tokens_in,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 # --- where a message was said ------------------------------------------------------------------------------
 

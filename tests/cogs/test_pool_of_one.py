@@ -11,7 +11,7 @@ import asyncpg
 from bot.memory.models import Fact, MemoryFile
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
-from tests.llm_server import extraction
+from tests.support.llm_server import extraction
 
 SILENT = [512345678901234560 + n for n in range(5)]
 FACT = "Restores old motorbikes in a shed behind the house."

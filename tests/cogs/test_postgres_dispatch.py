@@ -12,8 +12,8 @@ import pytest
 
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
-from tests.llm_server import extraction
-from tests.postgres import run_as_admin
+from tests.support.llm_server import extraction
+from tests.support.postgres import run_as_admin
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
 

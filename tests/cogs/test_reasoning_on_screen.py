@@ -11,7 +11,7 @@ from pathlib import Path
 from bot.memory.storage.bundle import MODEL_TRAITS_FILE
 from tests.cogs.conftest import MakeHarness, make_scene
 from tests.helpers import CHAT_MODEL, Harness, Sent, dispatch
-from tests.llm_server import Response, reply
+from tests.support.llm_server import Response, reply
 
 REASONING = "The memory says the user is being treated for depression, so I should be careful. " * 6
 ANSWER = "Here is a hiking plan for Saturday: " + "walk, rest, look at the view. " * 40

@@ -23,7 +23,7 @@ from tests.helpers import (
     make_interaction,
     run_message_menu,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 SLOW_LEARNING = {"memory_debounce_seconds": 30.0, "memory_max_wait_seconds": 60.0}  # flushed by the test
 

@@ -32,7 +32,7 @@ from tests.helpers import (
     spec,
     system_text,
 )
-from tests.llm_server import extraction, reply
+from tests.support.llm_server import extraction, reply
 
 BIG = "big-model"
 PIRATE = "You are Captain Byte, a pirate. Answer every question like a pirate would."

@@ -11,7 +11,7 @@ from bot.memory.models import Fact, MemoryFile, iso
 from cogs.memory import IN_DMS, build_show_pages, memory_as_markdown
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
-from tests.llm_server import Response, extraction
+from tests.support.llm_server import Response, extraction
 
 
 def attentive(body: dict[str, Any]) -> Response:

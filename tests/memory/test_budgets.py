@@ -21,8 +21,8 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.storage.files.usage import FileUsageLog
 from bot.memory.storage.tally import Spent, utc_day
 from tests.conftest_state import Databases
-from tests.llm_server import ChatServer, RecordedRequest, extraction, extraction_payload, raw_body
 from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.llm_server import ChatServer, RecordedRequest, extraction, extraction_payload, raw_body
 
 ALICE, BOB = 1001, 1002
 GUILD = 7000

@@ -24,9 +24,9 @@ from bot.memory.sources import sources_of
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.helpers import extraction_input
-from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.test_service import Gated
 from tests.support.engine import BOT_ID, DM_TARGET, close_service, file_service, postgres_service
+from tests.support.llm_server import ChatServer, Response, extraction
 
 USER = 612345678901234567
 SEALING_KEY = MasterKey.parse(new_master_key_text())

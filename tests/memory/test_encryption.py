@@ -30,9 +30,9 @@ from bot.memory.storage.encryption import encrypt_files, encrypt_postgres, rotat
 from bot.storage.errors import EncryptionRefused
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
-from tests.llm_server import ChatServer, extraction
 from tests.memory.test_service import ALICE, BOB, CHANNEL, turn
 from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.llm_server import ChatServer, extraction
 
 SECRET = "zebra-violet-4711"
 FACT = f"Keeps a pet axolotl called {SECRET}"

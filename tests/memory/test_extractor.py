@@ -16,7 +16,8 @@ from openai import AsyncOpenAI
 
 from bot.memory.extractor import EXTRACTION_SYSTEM_PROMPT, ExtractionFailed, MemoryExtractor
 from bot.memory.models import FACT_CATEGORIES, HISTORY_SECTIONS, USER_SECTIONS, Fact, MemoryFile, Turn
-from tests.llm_server import (
+from tests.memory.test_service import Attempts
+from tests.support.llm_server import (
     ChatServer,
     RecordedRequest,
     Response,
@@ -34,7 +35,6 @@ from tests.llm_server import (
     stall,
     truncated,
 )
-from tests.memory.test_service import Attempts
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 USER = 111

@@ -21,9 +21,9 @@ from bot.memory.learning import MAX_PERMANENT_FAILURES
 from bot.memory.models import ConversationKey, utc_now
 from bot.memory.storage.files import journal as journal_module
 from bot.memory.storage.files.journal import JOURNAL_NAME, PARKED_RETENTION
-from tests.llm_server import ChatServer, error, extraction
 from tests.memory.test_service import ALICE, BOB, CHANNEL, Engine, errors_in, make_engine, turn
 from tests.support.engine import learn
+from tests.support.llm_server import ChatServer, error, extraction
 
 SECRET = "zebra-violet-4711"
 FACT = f"Keeps a pet axolotl called {SECRET}"

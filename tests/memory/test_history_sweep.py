@@ -18,9 +18,9 @@ from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, MemoryFile, PreviousSummary
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
-from tests.llm_server import ChatServer, extraction
 from tests.memory.test_service import turn
 from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.llm_server import ChatServer, extraction
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 ALICE, BOB = 612345678901234567, 612345678901234568

@@ -18,7 +18,9 @@ import pytest
 
 from bot.memory.learning import MAX_REQUEUES
 from bot.memory.models import ConversationKey, Fact, MemoryFile
-from tests.llm_server import (
+from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
+from tests.support.engine import learn
+from tests.support.llm_server import (
     ChatServer,
     Response,
     Stall,
@@ -33,8 +35,6 @@ from tests.llm_server import (
     stall,
     truncated,
 )
-from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
-from tests.support.engine import learn
 
 Outcome = Literal["applied", "ignored", "failed"]
 RETRIES = 2

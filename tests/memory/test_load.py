@@ -36,10 +36,10 @@ import pytest
 from bot.memory.dates import resolved
 from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
-from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
 from tests.support.engine import learn, target_for
+from tests.support.llm_server import ChatServer, Response, extraction
 
 BOT_ID = 42
 STALL_BOUND = 2.0  # seconds; the benchmark's figure is ~100x lower on an idle machine

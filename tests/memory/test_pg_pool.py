@@ -15,8 +15,8 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.errors import StorageUnavailable
 from bot.storage.pg.database import Database
-from tests.llm_server import ChatServer, extraction
 from tests.support.engine import DM_TARGET, learn, postgres_service
+from tests.support.llm_server import ChatServer, extraction
 
 ALICE = 712345678901234561
 SILENT = [712345678901234570 + n for n in range(5)]

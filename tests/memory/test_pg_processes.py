@@ -26,8 +26,8 @@ from bot.memory.models import Fact, MemoryFile
 from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.memory.storage.pg.schema import migrate
 from bot.storage.pg.database import Database
-from tests.llm_server import ChatServer, Response, _Exchange, extraction
 from tests.support.engine import message_id_of
+from tests.support.llm_server import ChatServer, Response, _Exchange, extraction
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = 612345678901234567

@@ -18,10 +18,10 @@ from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
 from bot.memory.storage.pg.generations import PostgresGenerations
 from bot.storage.pg.database import Database
 from bot.storage.pg.records import PostgresRecords
-from tests.llm_server import ChatServer
 from tests.memory.storage_backends import open_storage
-from tests.postgres import run_as_admin
 from tests.support.engine import learn, postgres_service
+from tests.support.llm_server import ChatServer
+from tests.support.postgres import run_as_admin
 
 USER = 812345678901234567
 OTHER = 812345678901234568

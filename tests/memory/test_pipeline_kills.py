@@ -24,8 +24,8 @@ import pytest
 
 from bot.memory.models import MemoryFile
 from bot.memory.storage.files.journal import Journal
-from tests.llm_server import ChatServer, Response, extraction
 from tests.memory.pipeline_worker import run_in_child, user_for
+from tests.support.llm_server import ChatServer, Response, extraction
 
 REPO = Path(__file__).resolve().parents[2]
 CI_KILLS = 100

@@ -13,8 +13,8 @@ from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, PlaceMemory, Turn, iso
 from bot.memory.place_cap import evict_old_places, last_updated
 from bot.memory.service import MemoryPolicy
-from tests.llm_server import ChatServer, extraction
 from tests.support.engine import file_service, learn
+from tests.support.llm_server import ChatServer, extraction
 
 USER = 612345678901234999
 GUILD = 4242

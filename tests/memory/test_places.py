@@ -24,10 +24,10 @@ from bot.memory.places import (
 )
 from bot.memory.storage.files.generations import FileGenerations
 from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
-from tests.llm_server import ChatServer, extraction
 from tests.memory.test_service import ALICE, Engine, make_engine, payload_of, turn
 from tests.support import engine as support
 from tests.support.engine import target_for
+from tests.support.llm_server import ChatServer, extraction
 
 GUILD_A, GUILD_B = 7001, 7002
 STAFF_A, STAFF_B = 8001, 8002  # restricted channels of A and B

@@ -24,8 +24,8 @@ from bot.memory.guard import rejection_reason
 from bot.memory.models import ConversationKey, Fact, IncomingMessage, MemoryFile, Place
 from bot.memory.render import BLOCK_TAG
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.llm_server import ChatServer, Response, json_reply
 from tests.support.engine import DM_TARGET, file_service, learn
+from tests.support.llm_server import ChatServer, Response, json_reply
 
 ALICE, BOB = 111111111111111111, 222222222222222222
 BOT_ID = 999

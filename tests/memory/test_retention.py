@@ -21,8 +21,8 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.memory.storage.files.activity import ACTIVITY_FILE
 from bot.memory.storage.interfaces import ReplyRecord
-from tests.llm_server import ChatServer
 from tests.support.engine import file_service
+from tests.support.llm_server import ChatServer
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 ALICE, BOB, CAROL, DAVE, ERIN = 1001, 1002, 1003, 1004, 1005

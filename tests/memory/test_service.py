@@ -32,7 +32,8 @@ from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from bot.memory.storage.files.memories import MemoryStore
 from bot.memory.storage.interfaces import Generations
 from bot.storage.atomic import AtomicWriter
-from tests.llm_server import (
+from tests.support.engine import DM_TARGET, close_service, file_service, learn
+from tests.support.llm_server import (
     ChatServer,
     RecordedRequest,
     Response,
@@ -42,8 +43,7 @@ from tests.llm_server import (
     json_reply,
     stall,
 )
-from tests.llm_server import _Exchange as Exchange
-from tests.support.engine import DM_TARGET, close_service, file_service, learn
+from tests.support.llm_server import _Exchange as Exchange
 
 ALICE = 1001
 BOB = 1002

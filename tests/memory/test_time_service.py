@@ -21,8 +21,8 @@ from bot.memory.models import ConversationKey, MemoryFile, Place, SwitchTarget, 
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.helpers import extraction_input
-from tests.llm_server import ChatServer, Response, extraction
 from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.llm_server import ChatServer, Response, extraction
 
 ALICE = 412345678901234567
 CHANNEL = 900

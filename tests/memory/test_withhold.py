@@ -36,7 +36,7 @@ from bot.memory.withhold import (
     requests_in,
     summary_kept,
 )
-from tests.llm_server import extraction_payload
+from tests.support.llm_server import extraction_payload
 
 CORPORA = Path(__file__).resolve().parents[2] / "bench" / "corpora"
 DEV = json.loads((CORPORA / "sensitive_dev.json").read_text(encoding="utf-8"))

@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from tests.llm_server import Response, extraction_payload, reply
+from tests.support.llm_server import Response, extraction_payload, reply
 
 REASONING_MARK = "ponder-ponder-draft"
 SECTIONS = ("workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground")

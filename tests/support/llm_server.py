@@ -20,7 +20,7 @@ Usage reports prompt caching the way OpenAI's API does (``usage.prompt_tokens_de
 server's token estimate (4 characters a token; see ``PrefixCache``): a request's cached tokens are the longest
 prefix, in whole 128-token blocks, that an earlier request to the same model started with, and 0 below 1,024.
 
-Run as a subprocess with ``python -m tests.llm_server --port 0 --script FILE``: it prints ``READY <port>`` and
+Run as a subprocess with ``python -m tests.support.llm_server --port 0 --script FILE``: it prints ``READY <port>`` and
 serves until SIGTERM.
 """
 
@@ -823,7 +823,7 @@ def load_script(path: str | Path) -> list[Response]:
 
 
 def dump_script(path: str | Path, responses: Iterable[Response]) -> None:
-    """Write responses as a script file, for ``python -m tests.llm_server --script``."""
+    """Write responses as a script file, for ``python -m tests.support.llm_server --script``."""
     lines = [json.dumps(r.to_dict()) + "\n" for r in responses]
     Path(path).write_text("".join(lines), encoding="utf-8")
 
@@ -1100,7 +1100,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGTERM/SIGINT, for tests that run the bot (or a benchmark) in another process."""
-    parser = argparse.ArgumentParser(prog="python -m tests.llm_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.support.llm_server", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: pick a free one)")
     parser.add_argument("--script", type=Path, help="JSON lines of responses, answered in order")
     args = parser.parse_args(argv)

@@ -313,7 +313,7 @@ class PostgresServer:
         settings = {**SETTINGS, "unix_socket_directories": str(self.folder)}
         lines = [f"{name} = {_conf_value(value)}" for name, value in settings.items()]
         with (self.data_dir / "postgresql.conf").open("a", encoding="utf-8") as conf:
-            conf.write("\n# tests/postgres.py\n" + "\n".join(lines) + "\n")
+            conf.write("\n# tests/support/postgres.py\n" + "\n".join(lines) + "\n")
 
     def _start_on_a_free_port(self) -> None:
         failure = ""
@@ -413,7 +413,10 @@ def main(argv: Sequence[str]) -> int:
     if len(argv) == 4 and argv[0] == "--watch":
         _watchdog_main(argv[1], argv[2], argv[3])
         return 0
-    print("usage: python tests/postgres.py --watch PG_CTL FOLDER USER (started by PostgresServer)", file=sys.stderr)
+    print(
+        "usage: python tests/support/postgres.py --watch PG_CTL FOLDER USER (started by PostgresServer)",
+        file=sys.stderr,
+    )
     return 2
 
 
