@@ -27,7 +27,6 @@ from bot.memory.storage.files.journal import Journal
 from tests.memory.pipeline_worker import run_in_child, user_for
 from tests.support.llm_server import ChatServer, Response, extraction
 
-REPO = Path(__file__).resolve().parents[2]
 CI_KILLS = 100
 MIN_KILLS = 25  # however slow the machine: the CI run stops starting new workers after BUDGET_SECONDS only past this
 BUDGET_SECONDS = 360.0
