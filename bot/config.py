@@ -354,6 +354,16 @@ def _cross_problems(settings: Settings, failed: set[str], *, discord: bool) -> l
     return problems
 
 
+def _validated(overrides: dict[str, Any]) -> tuple[Settings | None, list[str], set[str]]:
+    """The settings, the problems found in them and the names of the fields that failed. With failures, the
+    settings hold each failed field at its default (None if even that fails), so the cross-checks still run."""
+    try:
+        return Settings(**overrides), [], set()
+    except ValidationError as error:
+        failed = {str(item["loc"][0]) for item in error.errors() if item["loc"]}
+        return _settings_with_defaults(overrides, failed), validation_problems(error), failed
+
+
 def load_settings(*, discord: bool = True, **overrides: Any) -> Settings:
     """Build the settings from the environment and `.env`; raise `SettingsError` with one readable line that names
     every problem at once (a missing token and a missing key are one fix, not two runs).
@@ -361,15 +371,7 @@ def load_settings(*, discord: bool = True, **overrides: Any) -> Settings:
     `discord=False` (the console) needs no Discord token: a placeholder stands in unless one is given."""
     if not discord:
         overrides.setdefault("discord_token", UNUSED_TOKEN)
-    problems: list[str] = []
-    failed: set[str] = set()
-    settings: Settings | None
-    try:
-        settings = Settings(**overrides)
-    except ValidationError as error:
-        problems = validation_problems(error)
-        failed = {str(item["loc"][0]) for item in error.errors() if item["loc"]}
-        settings = _settings_with_defaults(overrides, failed)
+    settings, problems, failed = _validated(overrides)
     if settings is not None:
         problems += _cross_problems(settings, failed, discord=discord)
     if problems or settings is None:
