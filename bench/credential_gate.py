@@ -17,17 +17,14 @@ with the gates switched off, timed in alternating rounds.
 
 from __future__ import annotations
 
-import json
 import re
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 from unittest import mock
 
 from bench.common import Table, exit_code, fmt_ms, header, p50, p95, parser, ratio, time_interleaved
+from bench.labelled import PARTS, errors, load, micros_per_text, share
 from bot.memory import gate as gate_module
 from bot.memory.answer import ExtractionResult
 from bot.memory.apply import apply_extraction
@@ -37,10 +34,6 @@ from bot.memory.gate import ModelAuthor, admit
 from bot.memory.models import MemoryFile, Place
 from bot.memory.sensitive import categories_in
 from tests.memory.realistic import long_fact_texts, memory_at_cap
-
-CORPORA = Path(__file__).resolve().parent / "corpora"
-Corpus = dict[str, list[Any]]
-PARTS = ("dev", "heldout")
 
 _BASELINE_SHAPES = re.compile(
     r"\bsk-\S{20,}|\bghp_\w{30,}|\bgithub_pat_\w{20,}|\bxox[bpas]-\S{10,}|\bAKIA[A-Z0-9]{16}"
@@ -66,28 +59,6 @@ def baseline(text: str) -> bool:
 
 def ours(text: str) -> bool:
     return credential_kind(text) is not None
-
-
-def load(part: str) -> Corpus:
-    return dict(json.loads((CORPORA / f"credentials_{part}.json").read_text(encoding="utf-8")))
-
-
-def errors(check: Callable[[str], bool], corpus: Corpus) -> tuple[list[dict[str, str]], list[str]]:
-    missed = [item for item in corpus["secret"] if not check(item["text"])]
-    refused = [text for text in corpus["clean"] if check(text)]
-    return missed, refused
-
-
-def fmt(errors: int, total: int) -> str:
-    return f"{errors}/{total} ({100 * errors / total:.1f}%)"
-
-
-def micros_per_text(check: Callable[[str], bool], texts: list[str], rounds: int) -> float:
-    started = time.perf_counter()
-    for _ in range(rounds):
-        for text in texts:
-            check(text)
-    return (time.perf_counter() - started) / (rounds * len(texts)) * 1e6
 
 
 _NOW = datetime(2025, 6, 2, tzinfo=UTC)
@@ -146,13 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing: list[str] = []
     texts: list[str] = []
     for part in PARTS:
-        corpus = load(part)
+        corpus = load("credentials", part)
         texts += [item["text"] for item in corpus["secret"]] + corpus["clean"]
-        missed, refused = errors(ours, corpus)
-        base_missed, base_refused = errors(baseline, corpus)
+        missed, refused = errors(ours, corpus, "secret")
+        base_missed, base_refused = errors(baseline, corpus, "secret")
         n_secret, n_clean = len(corpus["secret"]), len(corpus["clean"])
-        table.add(f"{part}: misses", fmt(len(missed), n_secret), f"baseline {fmt(len(base_missed), n_secret)}")
-        table.add(f"{part}: false refusals", fmt(len(refused), n_clean), f"baseline {fmt(len(base_refused), n_clean)}")
+        table.add(f"{part}: misses", share(len(missed), n_secret), f"baseline {share(len(base_missed), n_secret)}")
+        table.add(
+            f"{part}: false refusals", share(len(refused), n_clean), f"baseline {share(len(base_refused), n_clean)}"
+        )
         by_kind = Counter(item["kind"] for item in missed)
         totals = Counter(item["kind"] for item in corpus["secret"])
         table.note(f"{part} misses by kind: " + ", ".join(f"{kind} {by_kind[kind]}/{totals[kind]}"
