@@ -26,12 +26,12 @@ from unittest import mock
 
 from bench.baselines import difflib_closest
 from bench.common import Table, exit_code, fmt_ms, header, p50, parser, ratio, time_interleaved, time_ns
-from bot.memory import apply as apply_module
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import apply_extraction
-from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
-from bot.memory.selector import FactIndex
+from bot.memory.pipeline import apply as apply_module
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.pipeline.filter import filter_messages
+from bot.memory.pipeline.selector import FactIndex
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_load import LagMeter
 from tests.memory.test_service import make_engine

@@ -3,7 +3,7 @@
 - The seed's way (`select_relevant_facts`): the fact selection of the project's original design note (DeerFlow's
   documented selection: a word TfidfVectorizer fitted on the facts and the dialogue for every message),
   re-implemented exactly.
-- The previous engine (`TfidfCosineIndex`, `tfidf_cosine_selector`): `bot.memory.selector.FactIndex` as it was before
+- The previous engine (`TfidfCosineIndex`, `tfidf_cosine_selector`): `bot.memory.pipeline.selector.FactIndex` as it was before
   the BM25 change, kept as an ablation baseline: sklearn's `TfidfVectorizer(analyzer=analyze, sublinear_tf=True,
   norm="l2")` fitted on the facts once per memory revision, the query vectorised with `transform`, cosine by one
   sparse product, `0.6 * cosine + 0.4 * confidence`, ties newest first. Same tokens for CJK and English as the
@@ -18,7 +18,7 @@
   `0.6 * similarity + 0.4 * confidence`.
 - The previous reply-prompt layout (`legacy_build_prompt`, `legacy_render_block`): the memory block (summaries and
   facts) at the end of the system message, history trimmed one message at a time.
-- The previous duplicate check (`difflib_closest`): `bot.memory.apply`'s matcher before rapidfuzz, on
+- The previous duplicate check (`difflib_closest`): `bot.memory.pipeline.apply`'s matcher before rapidfuzz, on
   `difflib.SequenceMatcher`, re-tokenising both texts for every pair.
 - The previous indexes of each user's selection keys (`DictKeyIndexRecall`, `LruKeyIndexRecall`): `Recall` kept, per
   user who got a server reply, the set of the selector keys of their places, to forget them later: first in a plain
@@ -40,9 +40,9 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile, Place
-from bot.memory.recall import Recall
-from bot.memory.render import BLOCK_TAG, ELSEWHERE_NOTE, SECTION_LABELS, PlacedSummary, estimate_tokens, quote
-from bot.memory.selector import FactIndex, FactSelector, analyze, index_terms, rank
+from bot.memory.parts.recall import Recall
+from bot.memory.pipeline.render import BLOCK_TAG, ELSEWHERE_NOTE, SECTION_LABELS, PlacedSummary, estimate_tokens, quote
+from bot.memory.pipeline.selector import FactIndex, FactSelector, analyze, index_terms, rank
 from bot.storage.lru import LruCache
 
 # --- the seed's way -------------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def tfidf_cosine_selector(
 ) -> FactSelector:
     """The engine's `FactSelector` (same per-user, per-revision cache) building `TfidfCosineIndex`.
 
-    `analyzer` defaults to the engine's `analyze` (the previous engine); passing `bot.memory.selector.index_terms`
+    `analyzer` defaults to the engine's `analyze` (the previous engine); passing `bot.memory.pipeline.selector.index_terms`
     gives today's terms with the previous scoring (an ablation: how much comes from the terms alone).
     """
     return FactSelector(
@@ -133,12 +133,12 @@ def tfidf_cosine_selector(
 
 
 # --- the previous duplicate check: pure-Python difflib ------------------------------------------------------------
-# `bot.memory.apply`'s near-duplicate matcher before rapidfuzz, kept verbatim in behaviour: every comparison
+# `bot.memory.pipeline.apply`'s near-duplicate matcher before rapidfuzz, kept verbatim in behaviour: every comparison
 # re-tokenises both texts and runs `difflib.SequenceMatcher` over the whole strings.
 
 
 def _difflib_conflicting(a: str, b: str) -> bool:
-    from bot.memory.apply import _IGNORED_TOKENS, _POLARITY, _TYPO_SIMILARITY
+    from bot.memory.pipeline.apply import _IGNORED_TOKENS, _POLARITY, _TYPO_SIMILARITY
 
     if bool(_POLARITY.search(a)) != bool(_POLARITY.search(b)):
         return True
@@ -154,9 +154,9 @@ def _difflib_conflicting(a: str, b: str) -> bool:
 
 
 def difflib_similarity(a: str, b: str) -> float:
-    """The previous `bot.memory.apply.similarity`."""
-    from bot.memory.apply import _IGNORED_TOKENS, _POLARITY
-    from bot.memory.filter import normalise
+    """The previous `bot.memory.pipeline.apply.similarity`."""
+    from bot.memory.pipeline.apply import _IGNORED_TOKENS, _POLARITY
+    from bot.memory.pipeline.filter import normalise
 
     left, right = normalise(a), normalise(b)
     if left == right:
@@ -359,11 +359,11 @@ async def legacy_build_prompt(cog: Any, message: Any, text: str, bot_id: int | N
     `HistoryTrimmer(chunk=1)` (history trimmed one message at a time)."""
     from datetime import UTC, datetime
 
-    from bot.conversation import HistoryEntry, chat_messages, recent_texts, system_message
-    from bot.memory.render import PlacedSummary, parse_section_ref
-    from bot.switches import switch_target_of
+    from bot.chat.conversation import HistoryEntry, chat_messages, recent_texts, system_message
+    from bot.client.locations import message_place
+    from bot.client.switches import switch_target_of
+    from bot.memory.pipeline.render import PlacedSummary, parse_section_ref
     from cogs.chat import Prompt
-    from cogs.places import message_place
 
     author = message.author
     current = HistoryEntry(author.id, author.display_name, text or "(mentioned you without saying anything)",

@@ -39,8 +39,8 @@ from openai import AsyncOpenAI
 from bench.common import PROJECT_ROOT, Table, exit_code, header, median, parser
 from bot.app import lease_seconds
 from bot.config import Settings
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.storage.pg.schema import migrate
+from bot.memory.drivers.pg.schema import migrate
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.storage.pg.database import Database
 from bot.storage.pg.processes import BEAT_SECONDS, STALE_SECONDS
 from tests.support.engine import message_id_of

@@ -4,13 +4,13 @@
 
 `bench/corpora/credentials_dev.json` is the set the rules were written against; `credentials_heldout.json` was
 written before the rules and not used to write or tune them. A miss is a credential that would be stored; a false
-refusal is a real fact (that only looks technical) that would be dropped. Ours (`bot.memory.credentials`) against
+refusal is a real fact (that only looks technical) that would be dropped. Ours (`bot.memory.rules.credentials`) against
 a baseline in the same run: the shapes the issue names (`sk-`, `ghp_`/`github_pat_`, `xox?-`, `AKIA`), "password"
 followed by a word, and any 13-19 digit run passing Luhn or 15-34 characters passing the IBAN mod-97 check, with
 no ranges, lengths, labels or random-looking strings. Every miss and false refusal of ours is printed (the values
 are random fakes), with the time per text of both.
 
-Also the cost of both gates (credentials, and sensitive data: `bot.memory.withhold`) in the apply step at the fact
+Also the cost of both gates (credentials, and sensitive data: `bot.memory.rules.withhold`) in the apply step at the fact
 cap: 100 stored facts of 150-300 characters, 10 new ones and 6 rewritten summaries, against the same apply step
 with the gates switched off, timed in alternating rounds.
 """
@@ -25,14 +25,14 @@ from unittest import mock
 
 from bench.common import Table, exit_code, fmt_ms, header, p50, p95, parser, ratio, time_interleaved
 from bench.labelled import PARTS, errors, load, micros_per_text, share
-from bot.memory import gate as gate_module
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import apply_extraction
-from bot.memory.checksums import luhn_valid
-from bot.memory.credentials import credential_kind
-from bot.memory.gate import ModelAuthor, admit
 from bot.memory.models import MemoryFile, Place
-from bot.memory.sensitive import categories_in
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.rules import write_gate as gate_module
+from bot.memory.rules.checksums import luhn_valid
+from bot.memory.rules.credentials import credential_kind
+from bot.memory.rules.sensitive import categories_in
+from bot.memory.rules.write_gate import ModelAuthor, admit
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 
 _BASELINE_SHAPES = re.compile(

@@ -4,7 +4,7 @@
 
 The trace: hundreds of users, each chatting in bursts (1-8 messages, 2-15 s apart) separated by pauses of minutes
 (and now and then a short pause of 10-45 s), in one or two channels; plus a few users who never pause (a message
-every 3-20 s for the whole trace). It is replayed through `bot.memory.debouncer.Debouncer` with time scaled down
+every 3-20 s for the whole trace). It is replayed through `bot.memory.pipeline.debouncer.Debouncer` with time scaled down
 (default 1 trace second = 1 ms: debounce 30 s -> 30 ms, max wait 300 s -> 300 ms); the handler records each
 batch and, for every message in it, the delay from the message reaching the debouncer to its batch being handed
 to the extractor, in trace seconds.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bench.common import Table, exit_code, header, p50, p95, parser, percentile
-from bot.memory.debouncer import Debouncer
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.pipeline.debouncer import Debouncer
 
 DEBOUNCE_S = 30.0
 MAX_WAIT_S = 300.0

@@ -45,13 +45,13 @@ from openai import AsyncOpenAI
 from bench.common import Table, dialogues, exit_code, fmt_ms, header, p50, p95, parser
 from bench.reply_path import with_summaries
 from bench.storage_backends import make_service, time_async_interleaved
+from bot.memory.drivers.bundle import StorageBundle, build_file_storage, build_postgres_storage
+from bot.memory.drivers.files.memories import MemoryStore
+from bot.memory.drivers.interfaces import MemoryDocuments
+from bot.memory.drivers.pg.generations import lock_user
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
 from bot.memory.service import MemoryService
-from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
-from bot.memory.storage.files.memories import MemoryStore
-from bot.memory.storage.interfaces import MemoryDocuments
-from bot.memory.storage.pg.generations import lock_user
-from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.storage.atomic import AtomicWriter
 from bot.storage.file_codec import FileCodec
 from bot.storage.pg.codec import PostgresCodec

@@ -29,8 +29,8 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from bench.common import Table, exit_code, fact_texts, header, parser
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, MemoryFile, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy
 from tests.support.engine import file_service, learn
 from tests.support.llm_server import ChatServer, Response, extraction, prompt_tokens

@@ -234,8 +234,8 @@ WARM_SCRIPT = """
 import asyncio, os, sys
 from pathlib import Path
 from bot.config import Settings
-from bot.memory.selector import FactSelector
-from bot.memory.storage.files.memories import MemoryStore
+from bot.memory.pipeline.selector import FactSelector
+from bot.memory.drivers.files.memories import MemoryStore
 
 CACHE_USERS = Settings.model_fields["memory_cache_users"].default  # the bot's default MEMORY_CACHE_USERS
 

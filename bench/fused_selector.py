@@ -21,9 +21,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.feature_extraction.text import CountVectorizer
 
-from bot.memory import selector as engine
 from bot.memory.models import Fact
-from bot.memory.selector import FactIndex, index_terms, rank
+from bot.memory.pipeline import selector as engine
+from bot.memory.pipeline.selector import FactIndex, index_terms, rank
 
 
 @dataclass(slots=True)

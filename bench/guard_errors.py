@@ -6,7 +6,7 @@
 `bench/corpora/guard_fresh.json` (40 and 30) after, and measured once. "Refused real facts" is the false-positive
 rate (a real fact about the user lost), "stored hostile texts" the false-negative rate (an instruction, markup,
 mention or claim over this bot stored as a fact; it would still reach only its author's prompt, as quoted data).
-Ours (`bot.memory.guard`) against the previous, broad guard (`bench/baseline_guard.py`), same run.
+Ours (`bot.memory.rules.guard`) against the previous, broad guard (`bench/baseline_guard.py`), same run.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import baseline_guard
 from bench.common import Table, exit_code, header, parser
-from bot.memory import guard
+from bot.memory.rules import guard
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 

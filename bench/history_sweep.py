@@ -21,11 +21,11 @@ from pathlib import Path
 
 from bench.common import Table, exit_code, header, p95, parser
 from bench.retention_sweep import FIRST_USER, IDLE_SECONDS, NOW, make_service, memory_at_cap, with_ticker
-from bot.memory.gate import SystemAuthor
-from bot.memory.history import expire
+from bot.memory.drivers.files.upkeep import UPKEEP_FILE
 from bot.memory.models import MemoryFile, PreviousSummary, iso
+from bot.memory.rules.summary_expiry import expire
+from bot.memory.rules.write_gate import SystemAuthor
 from bot.memory.service import MemoryService
-from bot.memory.storage.files.upkeep import UPKEEP_FILE
 from bot.storage.atomic import json_bytes
 
 TARGET_P95_LAG = 0.1

@@ -26,10 +26,10 @@ from typing import Any
 
 from bench.common import Table, exit_code, fmt_ms, header, p50, p95, parser
 from bot.config import Settings
-from bot.memory.gate import ModelAuthor
+from bot.memory.drivers.bundle import build_file_storage
 from bot.memory.models import MemoryFile, Place, PlaceMemory
-from bot.memory.storage.bundle import build_file_storage
-from bot.memory.writer import MemoryWriter
+from bot.memory.parts.writer import MemoryWriter
+from bot.memory.rules.write_gate import ModelAuthor
 from tests.memory.realistic import memory_at_cap
 
 USER = 312345678901234567

@@ -11,7 +11,7 @@ extraction (scripted) saves that session's LoCoMo observations of the user as fa
 "top of mind" summary (the previous one moves to "recent months"). Default settings: 20 history messages, 8,000
 characters, 15 facts, a 1,000-token memory budget.
 
-Measured for the layout of `bot.conversation` (ours: the profile in the system message, history trimmed in chunks
+Measured for the layout of `bot.chat.conversation` (ours: the profile in the system message, history trimmed in chunks
 by `HistoryTrimmer`, the facts ending the newest message) and, in the same run, the previous layout
 (`bench.baselines.legacy_build_prompt`: one memory block with the summaries and the facts in the system message,
 history trimmed one message at a time; its facts are those the service selected for ours, so both carry the same):
@@ -39,7 +39,7 @@ from pathlib import Path
 from bench.baselines import legacy_build_prompt
 from bench.chat_set import as_extractor_fact, confidence_of
 from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, Table, exit_code, header, parser
-from bot.conversation import HistoryTrimmer
+from bot.chat.conversation import HistoryTrimmer
 from tests.helpers import CHAT_MODEL, ScriptedLLM, build_harness, dispatch, make_user
 from tests.support.llm_server import ChatServer, PrefixCache, extraction, prompt_text, reply
 

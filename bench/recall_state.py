@@ -36,11 +36,11 @@ from typing import Any
 from bench.baselines import DictKeyIndexRecall, LruKeyIndexRecall
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
 from bot.config import Settings
+from bot.memory.drivers.bundle import build_file_storage
 from bot.memory.models import Fact, MemoryFile, Place, SwitchTarget
+from bot.memory.parts.recall import Recall
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
-from bot.memory.recall import Recall
-from bot.memory.selector import FactSelector
-from bot.memory.storage.bundle import build_file_storage
 
 FIRST_USER = 300000000000000000
 GUILD, CHANNEL = 5050, 6060

@@ -36,12 +36,12 @@ from bench.common import (
     time_async_ns,
     time_ns,
 )
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.files.memories import MemoryStore
 from bot.memory.models import Fact, MemoryFile, Place, Section
-from bot.memory.render import render_memory
-from bot.memory.selector import FactSelector
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.render import render_memory
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy
-from bot.memory.storage.files.memories import MemoryStore
 from tests.support.engine import file_service, target_for
 
 USER_ID = 412345678901234567

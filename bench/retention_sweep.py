@@ -22,8 +22,8 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from bench.common import Table, exit_code, header, make_facts, p95, parser
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import Fact, MemoryFile
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import fsync_dir, json_bytes
 from tests.support.engine import file_service

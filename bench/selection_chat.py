@@ -27,7 +27,7 @@ from bench.chat_set import SpeakerMemory, load
 from bench.common import DEFAULT_LOCOMO, Table, exit_code, grid, header, parser
 from bench.selection_quality import VARIANTS, engine_constants
 from bot.memory.models import Fact
-from bot.memory.selector import FactIndex, FactSelector, RankedIndex, build_query
+from bot.memory.pipeline.selector import FactIndex, FactSelector, RankedIndex, build_query
 
 TOP_K = 15
 # A ranking method: (speaker key, facts, recent turns) -> every fact index, best first.
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append([label, f"{new:.3f}", f"{old:.3f}"])
     print(grid("sensitivity on this set: constants varied one at a time (hit@15)",
                ["variant", "ours", "previous scale"], rows,
-               ["constants patched in bot.memory.selector for this process only"]), flush=True)
+               ["constants patched in bot.memory.pipeline.selector for this process only"]), flush=True)
     print(flush=True)
     return exit_code([table], smoke=args.smoke)
 

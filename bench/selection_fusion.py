@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.selection_fusion [DATA_DIR_OF_LOCOMO] [--reps 1000] [--smoke]
 
 Selectors, every one ranking by `0.6 * similarity + 0.4 * confidence` with its similarity scaled to the best match:
-- today: the engine (`bot.memory.selector.FactIndex`, BM25-weighted word terms);
+- today: the engine (`bot.memory.pipeline.selector.FactIndex`, BM25-weighted word terms);
 - BM25: textbook Okapi BM25 over the engine's terms (`bench.baselines.OkapiIndex`);
 - char_wb 3-5: character n-gram TF-IDF alone (`bench.baselines.CharWbIndex`, sklearn);
 - fusion A: today's similarity 0.6 + char_wb 3-5 0.4 (`bench.fused_selector.FusedIndex`), the fusion as first
@@ -52,7 +52,7 @@ from bench.common import (
 from bench.fused_selector import FusedIndex, NewestWeightedIndex
 from bench.selection_quality import cjk_conversation, load_locomo
 from bot.memory.models import Fact
-from bot.memory.selector import FactIndex, FactSelector, RankedIndex
+from bot.memory.pipeline.selector import FactIndex, FactSelector, RankedIndex
 
 TOP_K = 15
 LATENCY_FACTS = 500

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.selection_latency [--sizes 100,500,5000,20000] [--reps 1000] [--smoke]
 
-Ours: `bot.memory.selector.FactSelector.select` on a warm cache (the index of this memory revision is already
+Ours: `bot.memory.pipeline.selector.FactSelector.select` on a warm cache (the index of this memory revision is already
 fitted), so a reply costs: analyse the last 3 turns, look the terms up in the index vocabulary, sum a few sparse
 rows, 0.6 * sim + 0.4 * conf, top 15. The fit happens once per memory revision; its time is reported separately.
 Baselines, measured in the same run and interleaved with ours:
@@ -35,7 +35,7 @@ from bench.common import (
     time_interleaved,
     time_ns,
 )
-from bot.memory.selector import FactIndex, FactSelector
+from bot.memory.pipeline.selector import FactIndex, FactSelector
 
 TARGET_P50_MS = {500: 1.0, 5000: 3.0}
 TARGET_SPEEDUP_AT = 500
@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"seed {fmt_ms(p50(seed), 1)} every reply", f"fit = {p50(fit_ours) / max(p50(seed), 1):.1f} seed replies")
         counts.append(f"{n} facts: ours {len(ours)}, previous engine {len(prev)}, seed {len(seed)}")
         print(f"  measured {n} facts", flush=True)
-    table.note("ours = bot.memory.selector.FactSelector.select with the revision's index cached; seed = a new "
+    table.note("ours = bot.memory.pipeline.selector.FactSelector.select with the revision's index cached; seed = a new "
                "TfidfVectorizer on facts + dialogue per reply; previous engine = bench/baselines.py TfidfCosineIndex "
                "(fitted once per revision, query via sklearn transform); all timed in alternating rounds, GC off")
     table.note("wall time (perf_counter_ns) is what a reply waits; CPU time (process_time_ns) of the same calls is "

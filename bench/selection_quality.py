@@ -13,7 +13,7 @@ Methods, all in the same run:
   facts + query, cosine, 0.6 * sim + 0.4 * conf, top 15);
 - TF-IDF cosine (previous engine): bench.baselines.tfidf_cosine_selector, the engine's index before the BM25 change
   (TfidfVectorizer over `analyze`, sublinear tf, l2, cosine), as an ablation baseline;
-- ours: the engine (bot.memory.selector.FactSelector.select, fitted once per conversation).
+- ours: the engine (bot.memory.pipeline.selector.FactSelector.select, fitted once per conversation).
 Diagnostic: the engine's terms (`index_terms`) with the previous cosine scoring, to separate the two changes.
 The engine's constants (BM25 k1, the 15% common-term cut, the 5-letter prefix, the chat stop words) were chosen on
 this data set, so the full run also scores the two halves separately and varies each constant one at a time
@@ -36,9 +36,9 @@ from pathlib import Path
 from bench import cjk_set
 from bench.baselines import select_relevant_facts, tfidf_cosine_selector
 from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, Table, exit_code, grid, header, parser
-from bot.memory import selector as engine
 from bot.memory.models import Fact
-from bot.memory.selector import FactSelector, index_terms
+from bot.memory.pipeline import selector as engine
+from bot.memory.pipeline.selector import FactSelector, index_terms
 
 TOP_K = 15
 RANDOM_DRAWS = 20
@@ -169,7 +169,7 @@ def score_random(conversations: Sequence[Conversation], draws: int = RANDOM_DRAW
 
 @contextlib.contextmanager
 def engine_constants(**overrides: object) -> Iterator[None]:
-    """Temporarily set module constants of bot.memory.selector (this process only), restoring them afterwards."""
+    """Temporarily set module constants of bot.memory.pipeline.selector (this process only), restoring them afterwards."""
     saved = {name: getattr(engine, name) for name in overrides}
     try:
         for name, value in overrides.items():
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(grid("sensitivity: the engine's constants varied one at a time (ours, evidence-hit@15)",
                    ["variant", *labels, "all"], sensitivity(halves),
-                   ["constants patched in bot.memory.selector for this process only; every other setting as shipped",
+                   ["constants patched in bot.memory.pipeline.selector for this process only; every other setting as shipped",
                     "the shipped constants were chosen on all of LoCoMo-10, so neither half is a held-out test; a "
                     "flat table means the figure does not hinge on the exact values"]))
         print()

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.sensitive_gate [--smoke] [--quiet]
 
-The backstop (`bot.memory.sensitive.categories_in`) catches health, sex life, religion, politics and finances in
+The backstop (`bot.memory.rules.sensitive.categories_in`) catches health, sex life, religion, politics and finances in
 facts the extraction model forgot to mark and in summary sentences; without a request to remember, what it catches
 is not stored. `bench/corpora/sensitive_dev.json` is the set its rules were written against; `sensitive_heldout.json`
 was written before the rules and not used to write or tune them. A miss is a sensitive fact it lets through (kept
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from bench.common import Table, exit_code, header, parser
 from bench.labelled import PARTS, errors, load, micros_per_text, share
-from bot.memory.sensitive import categories_in
+from bot.memory.rules.sensitive import categories_in
 
 _TOPIC_WORDS = re.compile(
     r"\b(?:health|medical|diagnos\w*|disease|illness|disorder|diabet\w*|cancer|depress\w*|anxiety|adhd|autis\w*"

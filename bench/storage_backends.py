@@ -46,15 +46,15 @@ from bench.common import PROJECT_ROOT, Table, dialogues, exit_code, fmt_ms, head
 from bench.reply_path import with_summaries
 from bench.storage_worker import DURABLE_SETTINGS, MAX_FACTS, REPORTED_SETTINGS, Spec, cpu_seconds, marker, open_pool
 from bench.store_throughput import filesystem_of
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.bundle import StorageBundle, build_file_storage, build_postgres_storage
+from bot.memory.drivers.files.memories import MemoryStore
+from bot.memory.drivers.interfaces import MemoryDocuments
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
+from bot.memory.drivers.pg.schema import migrate
 from bot.memory.models import MemoryFile, Place
-from bot.memory.selector import FactSelector
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
-from bot.memory.storage.files.memories import MemoryStore
-from bot.memory.storage.interfaces import MemoryDocuments
-from bot.memory.storage.pg.memories import PostgresMemoryStore
-from bot.memory.storage.pg.schema import migrate
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap

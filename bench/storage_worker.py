@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.memory.drivers.files.memories import MemoryStore
+from bot.memory.drivers.interfaces import MemoryDocuments
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.models import Fact
-from bot.memory.storage.files.memories import MemoryStore
-from bot.memory.storage.interfaces import MemoryDocuments
-from bot.memory.storage.pg.memories import PostgresMemoryStore
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import long_fact_texts

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Table, exit_code, header, p50, p95, parser
+from bot.memory.drivers.files.memories import MemoryStore
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.storage.files.memories import MemoryStore
 from bot.storage.atomic import AtomicWriter, json_bytes
 
 FIRST_USER = 300000000000000000

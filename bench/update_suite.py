@@ -48,8 +48,8 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Place, SwitchTarget, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import close_service, file_service, learn
 from tests.support.llm_server import ChatServer, Response, extraction

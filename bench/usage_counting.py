@@ -24,9 +24,9 @@ from pathlib import Path
 
 from bench.common import Table, exit_code, header, parser
 from bench.storage_backends import prepare_server
-from bot.memory.storage.files.usage import USAGE_FILE, FileUsageLog
-from bot.memory.storage.interfaces import UsageStore
-from bot.memory.storage.pg.usage import PostgresUsageLog
+from bot.memory.drivers.files.usage import USAGE_FILE, FileUsageLog
+from bot.memory.drivers.interfaces import UsageStore
+from bot.memory.drivers.pg.usage import PostgresUsageLog
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.support.postgres import PostgresServer, PostgresUnavailable

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 
 from openai import AsyncOpenAI
 
+from bot.chat.llm import build_client
 from bot.chat.model import ChatModel
 from bot.chat.thinking import RecordModelTraits, ThinkingGuard
 from bot.config import Settings
-from bot.llm import build_client
+from bot.memory.drivers.bundle import StorageBundle, build_file_storage, build_postgres_storage
 from bot.memory.errors import RecordsUnreadable, SchemaError, StorageUnavailable
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.selector import FactSelector
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
-from bot.metrics import BotMetrics
+from bot.ops.metrics import BotMetrics
 from bot.storage.atomic import ensure_writable_folder
 from bot.storage.errors import EncryptionRefused
 from bot.storage.pg.database import Database

@@ -1,6 +1,6 @@
 """The command line behind `python -m bot`: runs the Discord bot, `console` to chat in the terminal, `migrate`
 and `import-files` to prepare a PostgreSQL database, or `encrypt-existing` and `rotate-key` to encrypt memory at
-rest and change its key (`bot.database_commands`).
+rest and change its key (`bot.ops.database_commands`).
 
 Start-up failures an admin can fix (missing or malformed settings, shards split over processes without a shared
 database, an unusable DATA_DIR or one another process holds) print one line naming the problem and exit with status
@@ -26,7 +26,7 @@ from bot.config import Settings, SettingsError, describe_endpoint, load_settings
 
 if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
     from bot.app import Resources
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
     from bot.storage.folder_lock import FolderLock
 
 log = logging.getLogger("bot")
@@ -140,7 +140,7 @@ def read_new_key() -> str:
 def run_key_command(args: argparse.Namespace) -> int:
     """`encrypt-existing` and `rotate-key`: they need MEMORY_ENCRYPTION_KEY and the storage settings only."""
     from bot.config import load_storage_settings
-    from bot.database_commands import CommandFailed, encrypt_existing_command, rotate_key_command
+    from bot.ops.database_commands import CommandFailed, encrypt_existing_command, rotate_key_command
 
     try:
         settings = load_storage_settings()
@@ -159,7 +159,7 @@ def run_key_command(args: argparse.Namespace) -> int:
 def run_database_command(args: argparse.Namespace) -> int:
     """`migrate` and `import-files`: they need DATABASE_URL, not the Discord token or the LLM settings."""
     from bot.config import load_database_settings
-    from bot.database_commands import CommandFailed, import_files_command, migrate_command
+    from bot.ops.database_commands import CommandFailed, import_files_command, migrate_command
 
     try:
         settings = load_database_settings()
@@ -196,7 +196,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     import discord
 
     from bot.app import DataDirError, build_resources, start_memory
-    from bot.discord_bot import MemoryBot, quiet_voice_warnings
+    from bot.client.memory_bot import MemoryBot, quiet_voice_warnings
 
     quiet_voice_warnings()
     resources = build_resources(settings)
@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     """Run what the arguments ask for; `connect` is how the bot reaches Discord (a seam for tests)."""
     args = parse_args(argv)
     if args.command == "healthcheck":
-        from bot.health import healthcheck_main
+        from bot.ops.health import healthcheck_main
 
         return healthcheck_main()
     if args.command in ("migrate", "import-files"):
@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
         secrets.extend(database_secrets(settings.database_url.get_secret_value()))
     log_file = None
     if args.command == "console":
-        from bot.console import LOG_FILE
+        from bot.console.session import LOG_FILE
 
         log_file = settings.data_dir / LOG_FILE
     configure_logging(settings.log_level, secrets=secrets, log_prompts=settings.log_prompts, log_file=log_file)
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
 
     try:
         if args.command == "console":
-            from bot.console import run_console
+            from bot.console.session import run_console
 
             return asyncio.run(run_console(settings, user_id=args.user_id, name=args.name))
         return asyncio.run(run_bot(settings, force_sync=args.sync_commands, connect=connect))

@@ -15,12 +15,12 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.client.switches import switch_target_of
 from bot.memory.models import SwitchTarget
 from bot.memory.service import MemorySwitch
-from bot.switches import switch_target_of
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
     from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)

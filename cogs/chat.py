@@ -7,7 +7,7 @@ learn (`learn`). The prompt carries the speaking user's memory and nobody else's
 and the bot's final reply go to the debouncer under `(channel or thread id, user id)`, so in a busy channel each
 person's facts come from their own words alone. A reply that fails still hands the user's own words to memory;
 the bot's failure text never.
-Every message has a place (`cogs/places.py`): the reply may use only the memory that place may use, and what is
+Every message has a place (`bot/client/locations.py`): the reply may use only the memory that place may use, and what is
 learned from it is recorded as learned there.
 """
 
@@ -28,26 +28,26 @@ from discord.ext import commands
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.attachments import AttachmentLimits, ReadAttachments, read_attachments, user_content
-from bot.chat.gate import Busy, ChatGate, NoticeThrottle
-from bot.chat.model import CallTokens, NotAStream
-from bot.chat.reply_chain import ReplyChains
-from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
-from bot.conversation import (
+from bot.chat.concurrency import Busy, ChatGate, NoticeThrottle
+from bot.chat.conversation import (
     HistoryEntry,
     HistoryTrimmer,
     chat_messages,
     recent_texts,
     system_message,
 )
+from bot.chat.model import CallTokens, NotAStream
+from bot.chat.ratelimit import RateLimiter
+from bot.chat.reply_chain import ReplyChains
+from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
+from bot.client.locations import ChannelResolver, message_place
+from bot.client.reply_policy import Community
+from bot.client.switches import switch_target_of
 from bot.memory.models import ConversationKey, IncomingMessage
 from bot.memory.service import LearningTicket, MemoryPrompt
-from bot.ratelimit import RateLimiter
-from bot.switches import switch_target_of
-from cogs.community import Community
-from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
 
 log = logging.getLogger(__name__)
 
@@ -411,7 +411,7 @@ class ChatCog(commands.Cog):
     async def build_prompt(self, message: discord.Message, text: str, bot_id: int | None) -> Prompt:
         """The system prompt with the speaking user's memory profile (and only theirs), the reply chain, the recent
         history, and the message itself followed by the facts selected for it, with its attachments: fixed parts
-        first, so that an endpoint's prefix cache reuses most of it (`bot.conversation`)."""
+        first, so that an endpoint's prefix cache reuses most of it (`bot.chat.conversation`)."""
         author = message.author
         shown = text or ("(sent an attachment)" if message.attachments else "(mentioned you without saying anything)")
         current = HistoryEntry(author.id, author.display_name, shown, message_id=message.id)

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, TypeVar
 import discord
 from discord.ext import commands
 
+from bot.client.locations import ChannelResolver, message_place
+from bot.client.switches import switch_target_of
 from bot.memory.models import ConversationKey
-from bot.switches import switch_target_of
 from cogs.chat import as_incoming, readable_text
-from cogs.places import ChannelResolver, message_place
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.interactions import SafeView, apologise_in_place, failure_summary
+from bot.client.interactions import SafeView, apologise_in_place, failure_summary
+from bot.client.locations import place_name, place_of
 from bot.memory.models import DM_PLACE, SECTION_NAMES, Fact, MemoryFile
-from bot.memory.render import SECTION_LABELS
+from bot.memory.pipeline.render import SECTION_LABELS
 from bot.memory.service import (
     MAX_FORGET_MINUTES,
     MAX_MODE_MINUTES,
@@ -32,10 +33,9 @@ from bot.memory.service import (
     PrivacyRecord,
     RecalledItem,
 )
-from cogs.places import place_name, place_of
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
     from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from discord.ext import commands
 
-from bot.metrics import MetricsServer
+from bot.ops.metrics import MetricsServer
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
 
 
 class MetricsCog(commands.Cog):

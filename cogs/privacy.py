@@ -13,13 +13,13 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.housekeeping import Housekeeping
-from bot.privacy import CommandHelp, privacy_statement
-from bot.switches import switch_target_of
-from cogs.community import channel_path_of
+from bot.client.privacy_statement import CommandHelp, privacy_statement
+from bot.client.reply_policy import channel_path_of
+from bot.client.switches import switch_target_of
+from bot.ops.housekeeping import Housekeeping
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
 
 log = logging.getLogger(__name__)
 

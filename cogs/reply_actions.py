@@ -23,15 +23,15 @@ import openai
 from discord import app_commands
 from discord.ext import commands
 
-from bot.chat.gate import Busy
+from bot.chat.concurrency import Busy
+from bot.client.locations import message_place
+from bot.client.switches import switch_target_of
 from bot.memory.models import ConversationKey, IncomingMessage
-from bot.switches import switch_target_of
 from cogs.chat import BUSY_REPLY, LLM_ERROR_REPLY, describe_failure, readable_text
 from cogs.memory import EVERYWHERE
-from cogs.places import message_place
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
     from cogs.chat import ChatCog
 
 log = logging.getLogger(__name__)

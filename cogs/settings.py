@@ -19,12 +19,12 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.client.reply_policy import channel_path_of, roles_text
 from bot.memory.service import MAX_PROMPT_CHARS, Chosen
 from cogs.admin import may_administer
-from cogs.community import channel_path_of, roles_text
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
 
 log = logging.getLogger(__name__)
 

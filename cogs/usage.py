@@ -21,7 +21,7 @@ from bot.memory.service import UsageReport
 from cogs.admin import may_administer
 
 if TYPE_CHECKING:
-    from bot.discord_bot import MemoryBot
+    from bot.client.memory_bot import MemoryBot
     from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)

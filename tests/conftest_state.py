@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from bot.memory.storage.pg.schema import migrate
+from bot.memory.drivers.pg.schema import migrate
 from bot.storage.pg.database import Database
 from bot.storage.pg.mirror import Mirror, notifications_of
 

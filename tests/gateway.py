@@ -16,7 +16,7 @@ import aiohttp
 from discord.gateway import DiscordWebSocket
 from discord.shard import EventItem, Shard
 
-from bot.discord_bot import MemoryBot
+from bot.client.memory_bot import MemoryBot
 from tests.helpers import BOT_ID, spec
 
 CONNECTION_RESET = 54  # ECONNRESET as discord.py checks it (BSD's number; Windows' is 10054)

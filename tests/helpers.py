@@ -35,8 +35,8 @@ from unittest.mock import DEFAULT, MagicMock
 import discord
 
 from bot.app import Resources, build_resources, start_memory
+from bot.client.memory_bot import MemoryBot
 from bot.config import Settings
-from bot.discord_bot import MemoryBot
 from bot.memory.models import Fact, MemoryFile
 from bot.memory.service import MemoryService
 from cogs.chat import ChatCog

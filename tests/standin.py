@@ -17,8 +17,8 @@ import sys
 import discord
 
 from bot.cli import main
-from bot.discord_bot import MemoryBot
-from bot.health import write_heartbeat
+from bot.client.memory_bot import MemoryBot
+from bot.ops.health import write_heartbeat
 
 UNREACHABLE = "--unreachable-discord"
 REFUSED_URL = "http://127.0.0.1:9/api/v10"  # the discard port: nothing listens there

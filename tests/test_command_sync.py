@@ -1,4 +1,4 @@
-"""Slash-command sync only on change (bot/command_sync.py), with a real discord.py CommandTree.
+"""Slash-command sync only on change (bot/client/command_sync.py), with a real discord.py CommandTree.
 
 Only `CommandTree.sync` is replaced (it is Discord's HTTP API); everything the fingerprint is computed from is
 discord.py's own serialisation of the commands.
@@ -17,7 +17,7 @@ import discord
 import pytest
 from discord import app_commands
 
-from bot.command_sync import STATE_FILE, commands_fingerprint, sync_if_changed
+from bot.client.command_sync import STATE_FILE, commands_fingerprint, sync_if_changed
 from tests.helpers import http_error
 
 GUILD = 1234

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.console_commands import FLUSH_WAIT_SECONDS, MemoryState, flush_summary, parse_command
+from bot.console.commands import FLUSH_WAIT_SECONDS, MemoryState, flush_summary, parse_command
 from bot.memory.service import FlushReport
 from tests.helpers import memory_text
 from tests.support.llm_server import ChatServer, error, extraction, raw_body, reply, stall

@@ -1,12 +1,12 @@
-"""Reply-prompt building (bot/conversation.py): bounded history trimmed in chunks, speaker labels, the system message,
-the memory profile first and the facts last."""
+"""Reply-prompt building (bot/chat/conversation.py): bounded history trimmed in chunks, speaker labels, the system
+message, the memory profile first and the facts last."""
 
 from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime
 
-from bot.conversation import (
+from bot.chat.conversation import (
     HistoryEntry,
     HistoryTrimmer,
     bounded_history,
@@ -16,7 +16,7 @@ from bot.conversation import (
     system_message,
 )
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.render import BLOCK_TAG, render_block
+from bot.memory.pipeline.render import BLOCK_TAG, render_block
 
 ALICE, BOB, BOT = 1, 2, 3
 

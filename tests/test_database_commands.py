@@ -24,18 +24,18 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
+from bot.memory.drivers.bundle import COMMUNITY_FILE, SWITCHES_FILE, build_file_storage, build_postgres_storage
+from bot.memory.drivers.files.activity import ACTIVITY_FILE, ActivityLog
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
+from bot.memory.drivers.files.ledger import LEDGER_FOLDER, FileLedger
+from bot.memory.drivers.files.legacy import MODES_FILE, PAUSES_FILE
+from bot.memory.drivers.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.drivers.interfaces import PendingTurn, ReplyRecord
+from bot.memory.drivers.pg.importer import IMPORTED_ID_PREFIX
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
+from bot.memory.drivers.pg.schema import LATEST_VERSION, MIGRATIONS
+from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, MemoryFile, Place, Turn
-from bot.memory.storage.bundle import COMMUNITY_FILE, SWITCHES_FILE, build_file_storage, build_postgres_storage
-from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
-from bot.memory.storage.files.ledger import LEDGER_FOLDER, FileLedger
-from bot.memory.storage.files.legacy import MODES_FILE, PAUSES_FILE
-from bot.memory.storage.files.replies import REPLIES_FILE, ReplyLog
-from bot.memory.storage.interfaces import PendingTurn, ReplyRecord
-from bot.memory.storage.pg.importer import IMPORTED_ID_PREFIX
-from bot.memory.storage.pg.memories import PostgresMemoryStore
-from bot.memory.storage.pg.schema import LATEST_VERSION, MIGRATIONS
-from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.atomic import json_bytes
 from bot.storage.pg.database import Database
 from bot.storage.pg.migrations import apply_migrations

@@ -10,9 +10,9 @@ from pathlib import Path
 import discord
 import pytest
 
-import bot.discord_bot
+import bot.client.memory_bot
 from bot.app import build_resources, start_memory
-from bot.discord_bot import EXTENSIONS, MemoryBot, build_intents
+from bot.client.memory_bot import EXTENSIONS, MemoryBot, build_intents
 from tests.helpers import make_client_user, make_settings
 from tests.support.llm_server import ChatServer
 
@@ -54,9 +54,9 @@ async def test_a_broken_extension_is_logged_and_skipped(
     )
     monkeypatch.syspath_prepend(str(broken))
     monkeypatch.setattr(
-        bot.discord_bot, "EXTENSIONS", ("cogs.chat", "cogs.does_not_exist", "explodes_in_setup", "cogs.memory")
+        bot.client.memory_bot, "EXTENSIONS", ("cogs.chat", "cogs.does_not_exist", "explodes_in_setup", "cogs.memory")
     )
-    with caplog.at_level(logging.ERROR, logger="bot.discord_bot"):
+    with caplog.at_level(logging.ERROR, logger="bot.client.memory_bot"):
         await memory_bot.load_extensions()
     assert memory_bot.failed_extensions == ["cogs.does_not_exist", "explodes_in_setup"]
     assert set(memory_bot.cogs) == {"ChatCog", "MemoryCog"}  # the good ones still load, after a bad one too

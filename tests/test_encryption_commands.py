@@ -17,10 +17,10 @@ from typing import Any
 
 import asyncpg
 
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
+from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
-from bot.memory.storage.pg.memories import PostgresMemoryStore
-from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.file_codec import FileCodec
 from bot.storage.folder_lock import LOCK_FILE, lock_folder
 from bot.storage.sealing import MasterKey, new_master_key_text
@@ -167,7 +167,7 @@ def plain_database(url: str) -> None:
     """Alice's memory and one pending turn, written by the plain drivers (a database used before the key)."""
 
     async def fill(database: Any) -> None:
-        from bot.memory.storage.pg.schema import migrate
+        from bot.memory.drivers.pg.schema import migrate
 
         await database.run(migrate, transaction=False)
         memory = MemoryFile(facts=[Fact(id="fact_00000001", content=REMEMBERED, category="hobby", confidence=0.9,
@@ -208,7 +208,7 @@ def test_a_database_encrypted_in_place_and_a_second_run_does_nothing(
     assert_one_clean_line(result.stderr, "is encrypted: set MEMORY_ENCRYPTION_KEY")
 
     async def read(database: Any) -> list[str]:
-        from bot.memory.storage.encryption import postgres_codec
+        from bot.memory.drivers.encryption import postgres_codec
 
         codec = postgres_codec(database, MasterKey.parse(KEY))
         return [fact.content for fact in (await PostgresMemoryStore(database, codec=codec).load(ALICE)).facts]

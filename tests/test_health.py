@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.config import Settings
-from bot.health import (
+from bot.ops.health import (
     HEARTBEAT_FILE,
     HealthSettingsError,
     check_heartbeat,
@@ -21,7 +21,7 @@ from bot.health import (
     healthcheck_main,
     write_heartbeat,
 )
-from bot.shards import ShardHealth, describe_shards, shard_list
+from bot.ops.shards import ShardHealth, describe_shards, shard_list
 
 
 def _write_raw(data_dir: Path, record: object) -> Path:
@@ -261,7 +261,7 @@ def test_python_m_bot_healthcheck_imports_only_the_standard_library(tmp_path: Pa
     )
     assert result.returncode == 1 and result.stdout.startswith("unhealthy: no heartbeat file")
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
-    assert "bot.health" in imported
+    assert "bot.ops.health" in imported
     assert not {name for name in imported if name.split(".")[0] in HEAVY or name in HEAVY}
 
 

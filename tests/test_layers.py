@@ -24,13 +24,18 @@ PLUMBING = ROOT / "bot" / "storage"
 # What any code outside the engine may import from it: the facade, its plain data, its errors, its labels, and
 # the text helper that strips a model's reasoning (the chat needs the same rule as extraction).
 PUBLIC = frozenset(
-    {"bot.memory.service", "bot.memory.models", "bot.memory.errors", "bot.memory.render", "bot.memory.parsing"}
+    {
+        "bot.memory.service", "bot.memory.models", "bot.memory.errors", "bot.memory.pipeline.render",
+        "bot.memory.pipeline.parsing",
+    }
 )
 # What the few modules that assemble or administer the engine may import besides.
 BUILDERS = {
-    ROOT / "bot" / "app.py": frozenset({"bot.memory.extractor", "bot.memory.selector", "bot.memory.storage.bundle"}),
-    ROOT / "bot" / "database_commands.py": frozenset(
-        {"bot.memory.storage.pg.importer", "bot.memory.storage.pg.schema", "bot.memory.storage.encryption"}
+    ROOT / "bot" / "app.py": frozenset(
+        {"bot.memory.pipeline.extractor", "bot.memory.pipeline.selector", "bot.memory.drivers.bundle"}
+    ),
+    ROOT / "bot" / "ops" / "database_commands.py": frozenset(
+        {"bot.memory.drivers.pg.importer", "bot.memory.drivers.pg.schema", "bot.memory.drivers.encryption"}
     ),
 }
 # The facade's parts: reaching for them from outside (through a name for the engine) is reaching behind the door.
@@ -101,7 +106,7 @@ def known_modules() -> set[str]:
 def test_outside_code_uses_only_the_front_door() -> None:
     known = known_modules()
     outside = [path for path in sources() if ENGINE not in path.parents]
-    assert ROOT / "cogs" / "memory.py" in outside and ROOT / "bot" / "console.py" in outside
+    assert ROOT / "cogs" / "memory.py" in outside and ROOT / "bot" / "console" / "session.py" in outside
     found = [line for path in outside for line in violations(path.read_text(encoding="utf-8"), path, known)]
     assert found == []
 
@@ -196,10 +201,10 @@ def test_no_engine_module_is_longer_than_the_limit() -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        "from bot.memory.storage.bundle import build_file_storage\n",
-        "import bot.memory.debouncer\n",
-        "from bot.memory import learning\n",
-        "from bot.memory.gate import admit\n",
+        "from bot.memory.drivers.bundle import build_file_storage\n",
+        "import bot.memory.pipeline.debouncer\n",
+        "from bot.memory.parts import learning\n",
+        "from bot.memory.rules.write_gate import admit\n",
         "from bot.memory.brand_new_module import Thing\n",
         "async def f(cog):\n    await cog.memory.storage.memories.export_bytes(1)\n",
         "async def f(memory):\n    await memory.learning.debouncer.flush()\n",

@@ -16,7 +16,7 @@ import pytest
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import error_kind
+from bot.ops.metrics import error_kind
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import CHAT_MODEL, Harness, ScriptedLLM, build_harness

@@ -30,9 +30,9 @@ from typing import IO
 import pytest
 
 from bot.config import Settings
-from bot.health import HEARTBEAT_FILE, write_heartbeat
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+from bot.ops.health import HEARTBEAT_FILE, write_heartbeat
 from tests.support.llm_server import Response, dump_script, error, extraction, stall
 
 REPO = Path(__file__).resolve().parent.parent

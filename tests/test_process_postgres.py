@@ -10,9 +10,9 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.memory.drivers.pg.schema import migrate
+from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.storage.pg.schema import migrate
-from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
 from tests.support.llm_server import extraction
 from tests.test_process import (  # noqa: F401 (fixtures)

@@ -1,10 +1,10 @@
-"""Per-user sliding-window rate limit (bot/ratelimit.py), driven by a fake clock: no sleeping."""
+"""Per-user sliding-window rate limit (bot/chat/ratelimit.py), driven by a fake clock: no sleeping."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.ratelimit import RateLimiter
+from bot.chat.ratelimit import RateLimiter
 
 
 class FakeClock:

@@ -1,4 +1,4 @@
-"""Reply splitting (bot/splitting.py): no chunk over the limit, fences balanced, nothing lost or duplicated."""
+"""Reply splitting (bot/chat/splitting.py): no chunk over the limit, fences balanced, nothing lost or duplicated."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.splitting import DISCORD_LIMIT, split_message
+from bot.chat.splitting import DISCORD_LIMIT, split_message
 
 # A fence line, as CommonMark opens one: optional spaces, three or more backticks, an info string without backticks.
 FENCE_LINE = re.compile(r"[ \t]*```+[^`\n]*")

@@ -8,9 +8,9 @@ import asyncio
 import json
 from pathlib import Path
 
+from bot.memory.drivers.bundle import SWITCHES_FILE, build_file_storage
 from bot.memory.models import SwitchTarget
-from bot.memory.storage.bundle import SWITCHES_FILE, build_file_storage
-from bot.memory.switches import MemorySwitch, SwitchBoard
+from bot.memory.records.switches import MemorySwitch, SwitchBoard
 from bot.storage.pg.records import PostgresRecords
 from tests.conftest_state import WAIT_SECONDS, Databases
 

@@ -31,7 +31,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.thinking import Reveal, ThinkingGuard
-from bot.memory.parsing import strip_thinking
+from bot.memory.pipeline.parsing import strip_thinking
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import discord
 
-from bot.conversation import HistoryEntry
+from bot.chat.conversation import HistoryEntry
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from bot.chat.model import visible_answer
+from bot.chat.splitting import DISCORD_LIMIT, ends_in_code_block, split_message
 from bot.chat.thinking import Reveal, may_show
-from bot.splitting import DISCORD_LIMIT, ends_in_code_block, split_message
 
 log = logging.getLogger(__name__)
 

@@ -323,7 +323,7 @@ class Turn:
     at: datetime
     turn_id: str = ""
     reply_to: str = ""  # the bot's reply: the id of the message it answers (dropped with it when it is deleted)
-    # The user's forget generation when the turn arrived (see `bot.memory.storage.interfaces`): work under an
+    # The user's forget generation when the turn arrived (see `bot.memory.drivers.interfaces`): work under an
     # older one is never learned. Not part of the JSON: each store keeps it its own way.
     generation: int = 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.memory.places import Scope
+from bot.memory.rules.places import Scope
 
 
 @dataclass(frozen=True, slots=True)

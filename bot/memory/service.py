@@ -22,32 +22,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from bot.memory.budgets import Budgets, Exceeded, UsageReport, estimate_tokens
-from bot.memory.community import MAX_PROMPT_CHARS, ChannelPath, Chosen, CommunityChoice
-from bot.memory.controls import (
+from bot.memory.drivers.bundle import StorageBundle
+from bot.memory.drivers.interfaces import ReplyRecord
+from bot.memory.drivers.tally import Kind
+from bot.memory.errors import InvalidRequest
+from bot.memory.models import ConversationKey, Fact, IncomingMessage, MemoryFile, Place, SwitchTarget, utc_now
+from bot.memory.parts.budgets import Budgets, Exceeded, UsageReport, estimate_tokens
+from bot.memory.parts.deletes import DeleteReport, Deletes, EditOutcome
+from bot.memory.parts.learning import Learning, LearningTicket
+from bot.memory.parts.recall import Recall, RecalledItem
+from bot.memory.parts.retention import HistorySweep, Sweeper, sweep_history, sweep_silent_users
+from bot.memory.parts.user_memory import (
     MAX_FORGET_MINUTES,
     MAX_USER_FACT_CHARS,
     Controls,
     ForgetWindowReport,
     WithdrawnReply,
 )
-from bot.memory.deletes import DeleteReport, Deletes, EditOutcome
-from bot.memory.errors import InvalidRequest
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.learning import Learning, LearningTicket
-from bot.memory.models import ConversationKey, Fact, IncomingMessage, MemoryFile, Place, SwitchTarget, utc_now
+from bot.memory.parts.writer import MemoryWriter
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.render import MemoryPrompt
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
-from bot.memory.privacy import MAX_MODE_MINUTES, PrivacyRecord
-from bot.memory.recall import Recall, RecalledItem
-from bot.memory.render import MemoryPrompt
-from bot.memory.retention import HistorySweep, Sweeper, sweep_history, sweep_silent_users
-from bot.memory.selector import FactSelector
+from bot.memory.records.community_settings import MAX_PROMPT_CHARS, ChannelPath, Chosen, CommunityChoice
+from bot.memory.records.privacy_modes import MAX_MODE_MINUTES, PrivacyRecord
+from bot.memory.records.switches import MemorySwitch
 from bot.memory.stats import EngineSnapshot
-from bot.memory.storage.bundle import StorageBundle
-from bot.memory.storage.interfaces import ReplyRecord
-from bot.memory.storage.tally import Kind
-from bot.memory.switches import MemorySwitch
-from bot.memory.writer import MemoryWriter
 
 __all__ = [
     "MAX_FORGET_MINUTES",
@@ -218,7 +218,7 @@ class MemoryService:
 
     async def forget_messages(self, message_ids: Collection[int]) -> DeleteReport:
         """Messages deleted on Discord (any user's, cached or not): never learned if they were on their way, and
-        what they taught retracted (see `bot.memory.deletes`)."""
+        what they taught retracted (see `bot.memory.parts.deletes`)."""
         return await self.deletes.deleted(message_ids)
 
     async def message_edited(

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.chat.gate import Busy, ChatGate, NoticeThrottle
+from bot.chat.concurrency import Busy, ChatGate, NoticeThrottle
 
 
 async def hold(gate: ChatGate, guild: int | None, order: list[str], name: str, release: asyncio.Event) -> None:

@@ -17,7 +17,7 @@ from bot.chat.thinking import (
     lone_closer_in,
     may_show,
 )
-from bot.memory.storage.bundle import MODEL_TRAITS_FILE, build_file_storage
+from bot.memory.drivers.bundle import MODEL_TRAITS_FILE, build_file_storage
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import RecordTable
 from tests.conftest_state import Databases

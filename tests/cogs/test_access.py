@@ -8,7 +8,7 @@ from typing import Any
 
 import discord
 
-from cogs.community import DMS_MEMBERS_ONLY, DMS_OFF
+from bot.client.reply_policy import DMS_MEMBERS_ONLY, DMS_OFF
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
     Harness,

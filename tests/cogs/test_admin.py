@@ -13,9 +13,9 @@ import discord
 import pytest
 
 from bot.app import DataDirError, build_resources, start_memory
+from bot.client.switches import switch_target_of
+from bot.memory.drivers.bundle import SWITCHES_FILE
 from bot.memory.models import SwitchTarget
-from bot.memory.storage.bundle import SWITCHES_FILE
-from bot.switches import switch_target_of
 from cogs.admin import NOT_ALLOWED
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (

@@ -9,8 +9,8 @@ from typing import Any
 import discord
 import pytest
 
+from bot.client.locations import HIDDEN_CHANNEL_NAME, place_name, place_of
 from bot.memory.models import Place
-from cogs.places import HIDDEN_CHANNEL_NAME, place_name, place_of
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
     Harness,

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from bot.health import check_heartbeat
-from bot.interactions import APOLOGY
+from bot.client.interactions import APOLOGY
 from bot.logging_setup import _NOISY, PAYLOAD_LOGGERS, configure_logging
+from bot.ops.health import check_heartbeat
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import (

@@ -19,9 +19,9 @@ from typing import Any
 import discord
 import pytest
 
+from bot.client.locations import place_name, place_of
 from bot.memory.models import Fact, MemoryFile, Place
 from cogs.chat import SERVER_CHANNEL_NOTE
-from cogs.places import place_name, place_of
 from tests.cogs.conftest import ALICE_ID, BOB_ID, CAROL_ID, MakeHarness
 from tests.helpers import (
     Harness,

@@ -7,7 +7,7 @@ from typing import Any
 
 import discord
 
-from bot.privacy import privacy_statement
+from bot.client.privacy_statement import privacy_statement
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import Harness, calls, make_interaction, make_settings
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.memory.storage.bundle import MODEL_TRAITS_FILE
+from bot.memory.drivers.bundle import MODEL_TRAITS_FILE
 from tests.cogs.conftest import MakeHarness, make_scene
 from tests.helpers import CHAT_MODEL, Harness, Sent, dispatch
 from tests.support.llm_server import Response, reply

@@ -12,8 +12,8 @@ import asyncpg
 import discord
 
 from bot.config import DEFAULT_SYSTEM_PROMPT
-from bot.memory.extractor import EXTRACTION_SYSTEM_PROMPT
-from bot.memory.storage.bundle import COMMUNITY_FILE
+from bot.memory.drivers.bundle import COMMUNITY_FILE
+from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT
 from cogs.privacy import statement_embeds
 from cogs.settings import NOT_ALLOWED
 from tests.cogs.conftest import MakeHarness, Scene, make_scene

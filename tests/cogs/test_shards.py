@@ -16,7 +16,7 @@ import pytest
 from discord import app_commands
 from discord.ext import commands
 
-from bot.health import check_heartbeat, healthcheck_main
+from bot.ops.health import check_heartbeat, healthcheck_main
 from tests.cogs.conftest import MakeHarness
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
 from tests.helpers import Harness, dispatch
@@ -35,7 +35,7 @@ def health(h: Harness) -> tuple[bool, str]:
 
 
 def messages(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "bot.discord_bot" and r.levelno == level]
+    return [r.getMessage() for r in caplog.records if r.name == "bot.client.memory_bot" and r.levelno == level]
 
 
 async def test_the_bot_runs_exactly_the_configured_shards(make_harness: MakeHarness) -> None:
@@ -64,7 +64,7 @@ async def test_health_follows_each_shard_through_the_bots_dispatch(
     make_harness: MakeHarness, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     h = await make_harness(shard_count=8, shard_ids=(2, 3))
-    caplog.set_level(logging.INFO, logger="bot.discord_bot")
+    caplog.set_level(logging.INFO, logger="bot.client.memory_bot")
 
     await dispatch(h.bot, "shard_ready", 2)
     assert shard_states(h) == {2: True, 3: False}
@@ -103,7 +103,7 @@ async def test_discord_pys_own_gateway_events_reach_the_heartbeat(
 ) -> None:
     h = await make_harness(shard_count=4, shard_ids=(1,))
     bind_shards(h.bot)
-    caplog.set_level(logging.INFO, logger="bot.discord_bot")
+    caplog.set_level(logging.INFO, logger="bot.client.memory_bot")
 
     await shard_ready(h.bot, 1, guilds=2)
     assert h.bot.is_ready()  # discord.py's `ready`: every shard of this process is ready
@@ -152,7 +152,7 @@ async def test_only_the_process_with_shard_zero_syncs_commands(
 ) -> None:
     h = await make_harness(sync_commands=True, **shards)  # forced, as a shared .env would force every process
     calls = record_syncs(h)
-    caplog.set_level(logging.INFO, logger="bot.discord_bot")
+    caplog.set_level(logging.INFO, logger="bot.client.memory_bot")
     await h.bot.sync_commands()
     assert calls == ([None] if syncs else [])
     left_to_shard_zero = "slash commands are synced by the process running shard 0; not syncing here"

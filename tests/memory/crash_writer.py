@@ -65,7 +65,7 @@ def check_consistent(memory: MemoryFile) -> int:
 
 
 async def store_loop(folder: Path, user_id: int) -> None:
-    from bot.memory.storage.files.memories import MemoryStore  # imported per mode: each restart should be quick
+    from bot.memory.drivers.files.memories import MemoryStore  # imported per mode: each restart should be quick
 
     store = MemoryStore(folder)
     store.prepare()
@@ -92,7 +92,7 @@ def journal_turn(user_id: int, turn_id: str) -> Turn:
 
 
 async def journal_loop(folder: Path, run: int) -> None:
-    from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
+    from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 
     journal = Journal(folder / JOURNAL_NAME, compact_after=JOURNAL_COMPACT_AFTER)
     live = [(item.key.user_id, item.turn.turn_id) for item in journal.replay()]
@@ -200,9 +200,9 @@ def main(argv: list[str]) -> None:
     )
     args = parser.parse_args(argv)
     if args.journal:
-        from bot.memory.storage.files.journal import Journal  # noqa: F401  (warm the imports before waiting)
+        from bot.memory.drivers.files.journal import Journal  # noqa: F401  (warm the imports before waiting)
     else:
-        from bot.memory.storage.files.memories import MemoryStore  # noqa: F401
+        from bot.memory.drivers.files.memories import MemoryStore  # noqa: F401
     if args.wait_for_go and sys.stdin.readline().strip() != "go":
         return
     loop = journal_loop(args.folder, args.number) if args.journal else store_loop(args.folder, args.number)

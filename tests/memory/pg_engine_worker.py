@@ -31,10 +31,10 @@ from pathlib import Path
 
 from bot.app import build_resources, start_memory
 from bot.config import Settings
+from bot.memory.drivers.interfaces import PendingTurn
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
+from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, Fact, Place, Turn
-from bot.memory.storage.interfaces import PendingTurn
-from bot.memory.storage.pg.memories import PostgresMemoryStore
-from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
 from tests.support.engine import learn, message_id_of
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy
 from tests.support.engine import file_service, learn
 

@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.memory.storage.bundle import StorageBundle, build_file_storage, build_postgres_storage
-from bot.memory.storage.interfaces import MemoryDocuments, TurnQueue
+from bot.memory.drivers.bundle import StorageBundle, build_file_storage, build_postgres_storage
+from bot.memory.drivers.interfaces import MemoryDocuments, TurnQueue
 from bot.storage.pg.database import Database
 
 BACKENDS = ("files", "postgres")

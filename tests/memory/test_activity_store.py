@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.files.activity import ACTIVITY_FILE, ActivityLog
+from bot.memory.drivers.interfaces import ActivityStore, ReplyRecord
+from bot.memory.drivers.pg.activity import PostgresActivityLog
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.files.activity import ACTIVITY_FILE, ActivityLog
-from bot.memory.storage.interfaces import ActivityStore, ReplyRecord
-from bot.memory.storage.pg.activity import PostgresActivityLog
 from bot.storage.pg.database import Database
 from tests.conftest_state import Databases
 from tests.support.engine import postgres_service
@@ -121,7 +121,7 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     one.storage.activity.note(BOB, now)
     await one.storage.activity.save()
 
-    caplog.set_level(logging.DEBUG, logger="bot.memory.retention")
+    caplog.set_level(logging.DEBUG, logger="bot.memory.parts.retention")
     async with one.storage.activity.sweep_lock() as mine:  # the first process is sweeping
         assert mine
         assert await other.sweep_retention() == 0

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import MAX_FACT_CHARS, MAX_SUMMARY_CHARS, ApplyReport, apply_extraction, similarity
 from bot.memory.models import HISTORY_SECTIONS, USER_SECTIONS, Fact, MemoryFile, iso
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import MAX_FACT_CHARS, MAX_SUMMARY_CHARS, ApplyReport, apply_extraction, similarity
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 EARLIER = NOW - timedelta(days=30)

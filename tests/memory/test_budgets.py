@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.budgets import Budgets, estimate_tokens, next_reset
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.files.usage import FileUsageLog
+from bot.memory.drivers.tally import Spent, utc_day
 from bot.memory.models import ConversationKey, Place, Turn
+from bot.memory.parts.budgets import Budgets, estimate_tokens, next_reset
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.files.usage import FileUsageLog
-from bot.memory.storage.tally import Spent, utc_day
 from tests.conftest_state import Databases
 from tests.support.engine import close_service, file_service, learn, postgres_service
 from tests.support.llm_server import ChatServer, RecordedRequest, extraction, extraction_payload, raw_body

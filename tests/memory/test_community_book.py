@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.community import ChannelPath, Chosen, CommunityBook
-from bot.memory.storage.bundle import COMMUNITY_FILE
+from bot.memory.drivers.bundle import COMMUNITY_FILE
+from bot.memory.records.community_settings import ChannelPath, Chosen, CommunityBook
 from bot.storage.errors import RecordsUnreadable
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords

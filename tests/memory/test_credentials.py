@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory.checksums import iban_valid, luhn_valid
-from bot.memory.credentials import (
+from bot.memory.rules.checksums import iban_valid, luhn_valid
+from bot.memory.rules.credentials import (
     API_KEY,
     CARD,
     IBAN,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory.dates import dated, find, parse_event_date, resolved
+from bot.memory.pipeline.dates import dated, find, parse_event_date, resolved
 
 WEDNESDAY = date(2024, 6, 5)  # weeks start on Monday 2024-06-03
 SUNDAY = date(2024, 6, 9)

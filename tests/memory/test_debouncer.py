@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.memory.debouncer import Debouncer
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.pipeline.debouncer import Debouncer
 from tests.virtual_time import run_in_virtual_time
 
 QUIET = 0.05
@@ -312,7 +312,7 @@ async def test_a_handler_exception_is_logged_and_later_batches_still_run(caplog:
 
     rec = Recorder(fail_first)
     deb = Debouncer(rec, quiet_seconds=QUIET, max_wait_seconds=10)
-    with caplog.at_level(logging.ERROR, logger="bot.memory.debouncer"):
+    with caplog.at_level(logging.ERROR, logger="bot.memory.pipeline.debouncer"):
         deb.add(A, [turn(1)])
         await deb.wait_idle()
         errors = [r for r in caplog.records if r.levelno == logging.ERROR]

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.rules.sources import sources_of
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.sources import sources_of
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.helpers import extraction_input

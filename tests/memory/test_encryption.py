@@ -23,10 +23,10 @@ import asyncpg
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.encryption import encrypt_files, encrypt_postgres, rotate_files, rotate_postgres
 from bot.memory.models import ConversationKey
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.encryption import encrypt_files, encrypt_postgres, rotate_files, rotate_postgres
 from bot.storage.errors import EncryptionRefused
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text

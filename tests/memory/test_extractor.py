@@ -14,8 +14,8 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import EXTRACTION_SYSTEM_PROMPT, ExtractionFailed, MemoryExtractor
 from bot.memory.models import FACT_CATEGORIES, HISTORY_SECTIONS, USER_SECTIONS, Fact, MemoryFile, Turn
+from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT, ExtractionFailed, MemoryExtractor
 from tests.memory.test_service import Attempts
 from tests.support.llm_server import (
     ChatServer,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory.filter import TRUNCATION_MARKER, clip, filter_messages, is_trivial, strip_mentions
 from bot.memory.models import IncomingMessage
+from bot.memory.pipeline.filter import TRUNCATION_MARKER, clip, filter_messages, is_trivial, strip_mentions
 
 BOT = 900
 ALICE = 101

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.learning import MAX_PERMANENT_FAILURES
+from bot.memory.drivers.files import journal as journal_module
+from bot.memory.drivers.files.journal import JOURNAL_NAME, PARKED_RETENTION
 from bot.memory.models import ConversationKey, utc_now
-from bot.memory.storage.files import journal as journal_module
-from bot.memory.storage.files.journal import JOURNAL_NAME, PARKED_RETENTION
+from bot.memory.parts.learning import MAX_PERMANENT_FAILURES
 from tests.memory.test_service import ALICE, BOB, CHANNEL, Engine, errors_in, make_engine, turn
 from tests.support.engine import learn
 from tests.support.llm_server import ChatServer, error, extraction

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory.guard import RULES, matching_rule, normalise_for_guard, rejection_reason
+from bot.memory.rules.guard import RULES, matching_rule, normalise_for_guard, rejection_reason
 
 HOSTILE = [
     # authority on this server or over this bot

@@ -14,8 +14,8 @@ import asyncpg
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, MemoryFile, PreviousSummary
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.memory.test_service import turn

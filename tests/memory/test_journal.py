@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from tests.memory.crash_writer import WriterPool, finish, read_line
 
 ALICE, BOB = 1001, 2002
@@ -148,7 +148,7 @@ async def test_torn_last_line_is_skipped_and_earlier_records_survive(
     full = json.dumps({"op": "turn", "conv": "5", "user": str(ALICE), "turn": turn("3").to_json()})
     with open(path, "ab") as handle:  # what a crash in the middle of an append leaves
         handle.write(full.encode()[: len(full) // 2])
-    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.drivers.files.journal")
 
     fresh = Journal(path)
     assert live_ids(fresh) == [(ALICE, "2")]
@@ -189,7 +189,7 @@ async def test_unreadable_records_are_skipped(path: Path, garbage: bytes, caplog
     with open(path, "ab") as handle:
         handle.write(garbage + b"\n")
     await Journal(path).add(key(), [turn("2")])
-    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.drivers.files.journal")
     assert live_ids(path) == [(ALICE, "1"), (ALICE, "2")]
     assert "skipped 1 unreadable" in caplog.text
 
@@ -248,7 +248,7 @@ async def test_failed_compaction_is_not_an_error(path: Path, caplog: pytest.LogC
             raise OSError(errno.ENOSPC, "No space left on device")
         os.fsync(fd)
 
-    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.journal")
+    caplog.set_level(logging.WARNING, logger="bot.memory.drivers.files.journal")
     journal = Journal(path, compact_after=2, fsync=fsync)
     await journal.add(key(), [turn("1")])
     await journal.done(ALICE, ["1"])

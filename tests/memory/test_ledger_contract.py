@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.drivers.interfaces import LEDGER_RECENT
 from bot.memory.errors import ClaimLost
 from bot.memory.models import ConversationKey, Place, Turn
-from bot.memory.storage.interfaces import LEDGER_RECENT
 from tests.memory.storage_backends import Storage, open_storage
 
 USER = 412345678901234567

@@ -16,8 +16,8 @@ from typing import Literal
 
 import pytest
 
-from bot.memory.learning import MAX_REQUEUES
 from bot.memory.models import ConversationKey, Fact, MemoryFile
+from bot.memory.parts.learning import MAX_REQUEUES
 from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
 from tests.support.engine import learn
 from tests.support.llm_server import (

@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 
-from bot.memory.dates import resolved
-from bot.memory.filter import filter_messages
 from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, Place
+from bot.memory.pipeline.dates import resolved
+from bot.memory.pipeline.filter import filter_messages
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
 from tests.support.engine import learn, target_for

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from bot.memory.answer import ExtractionResult, NewFact
 from bot.memory.models import (
     FACT_CATEGORIES,
     MEMORY_VERSION,
@@ -20,6 +19,7 @@ from bot.memory.models import (
     Turn,
     new_fact_id,
 )
+from bot.memory.pipeline.answer import ExtractionResult, NewFact
 
 FULL_FILE_WITH_UNKNOWN_FIELDS = {
     "version": "1.0",

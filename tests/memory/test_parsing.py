@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memory import parsing
-from bot.memory.answer import ExtractionResult
-from bot.memory.parsing import MAX_FAILED_STARTS, ExtractionParseError, parse_extraction, strip_thinking
+from bot.memory.pipeline import parsing
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.parsing import MAX_FAILED_STARTS, ExtractionParseError, parse_extraction, strip_thinking
 
 
 def answer(**overrides: Any) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.memory.drivers.bundle import StorageBundle, build_postgres_storage
+from bot.memory.drivers.interfaces import ClaimLost
+from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, Turn
-from bot.memory.storage.bundle import StorageBundle, build_postgres_storage
-from bot.memory.storage.interfaces import ClaimLost
-from bot.memory.storage.pg.turns import PostgresTurnQueue
 from bot.storage.pg.database import Database
 from bot.storage.pg.processes import ProcessRegistry
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.errors import StorageUnavailable
 from bot.storage.pg.database import Database

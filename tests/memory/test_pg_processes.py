@@ -22,9 +22,9 @@ import asyncpg
 import pytest
 from aiohttp import web
 
+from bot.memory.drivers.pg.memories import PostgresMemoryStore
+from bot.memory.drivers.pg.schema import migrate
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.storage.pg.memories import PostgresMemoryStore
-from bot.memory.storage.pg.schema import migrate
 from bot.storage.pg.database import Database
 from tests.support.engine import message_id_of
 from tests.support.llm_server import ChatServer, Response, _Exchange, extraction

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
+from bot.memory.drivers.pg.generations import PostgresGenerations
 from bot.memory.errors import Stale
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
-from bot.memory.storage.pg.generations import PostgresGenerations
 from bot.storage.pg.database import Database
 from bot.storage.pg.records import PostgresRecords
 from tests.memory.storage_backends import open_storage

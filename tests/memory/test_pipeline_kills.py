@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 import pytest
 
+from bot.memory.drivers.files.journal import Journal
 from bot.memory.models import MemoryFile
-from bot.memory.storage.files.journal import Journal
 from tests.memory.pipeline_worker import run_in_child, user_for
 from tests.support.llm_server import ChatServer, Response, extraction
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, PlaceMemory, Turn, iso
-from bot.memory.place_cap import evict_old_places, last_updated
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.rules.place_cap import evict_old_places, last_updated
 from bot.memory.service import MemoryPolicy
 from tests.support.engine import file_service, learn
 from tests.support.llm_server import ChatServer, extraction

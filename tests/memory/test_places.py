@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import apply_extraction
+from bot.memory.drivers.files.generations import FileGenerations
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.models import DM_PLACE, ConversationKey, Fact, MemoryFile, Place
-from bot.memory.places import (
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.rules.places import (
     extraction_view,
     may_use,
     merge_extraction_view,
     usable_facts,
     usable_summaries,
 )
-from bot.memory.storage.files.generations import FileGenerations
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
 from tests.memory.test_service import ALICE, Engine, make_engine, payload_of, turn
 from tests.support import engine as support
 from tests.support.engine import target_for

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.filter import filter_messages
-from bot.memory.guard import rejection_reason
 from bot.memory.models import ConversationKey, Fact, IncomingMessage, MemoryFile, Place
-from bot.memory.render import BLOCK_TAG
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.filter import filter_messages
+from bot.memory.pipeline.render import BLOCK_TAG
+from bot.memory.rules.guard import rejection_reason
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import DM_TARGET, file_service, learn
 from tests.support.llm_server import ChatServer, Response, json_reply

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.privacy import PrivacyBook, PrivacyRecord
-from bot.memory.storage.bundle import PRIVACY_FILE, build_file_storage
+from bot.memory.drivers.bundle import PRIVACY_FILE, build_file_storage
+from bot.memory.records.privacy_modes import PrivacyBook, PrivacyRecord
 from bot.storage.errors import InvalidUserId
 from bot.storage.pg.records import PostgresRecords
 from tests.conftest_state import WAIT_SECONDS, Databases

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
 from bot.memory.models import Fact, MemoryFile, Place
-from bot.memory.selector import FactSelector
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import file_service, target_for
 

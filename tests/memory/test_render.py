@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.render import (
+from bot.memory.pipeline.render import (
     BLOCK_TAG,
     FACTS_TITLE,
     SECTION_LABELS,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.drivers.files.generations import FileGenerations
+from bot.memory.drivers.files.replies import ReplyLog
+from bot.memory.drivers.interfaces import REPLIES_KEPT, Generations, ReplyRecord, ReplyStore
+from bot.memory.drivers.pg.generations import PostgresGenerations
+from bot.memory.drivers.pg.replies import PostgresReplyLog
 from bot.memory.errors import Stale
-from bot.memory.storage.files.generations import FileGenerations
-from bot.memory.storage.files.replies import ReplyLog
-from bot.memory.storage.interfaces import REPLIES_KEPT, Generations, ReplyRecord, ReplyStore
-from bot.memory.storage.pg.generations import PostgresGenerations
-from bot.memory.storage.pg.replies import PostgresReplyLog
 from tests.conftest_state import Databases
 
 ALICE, BOB = 80351110224678912, 1001

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
-from bot.housekeeping import Housekeeping
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.files.activity import ACTIVITY_FILE
+from bot.memory.drivers.interfaces import ReplyRecord
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.files.activity import ACTIVITY_FILE
-from bot.memory.storage.interfaces import ReplyRecord
+from bot.ops.housekeeping import Housekeeping
 from tests.support.engine import file_service
 from tests.support.llm_server import ChatServer
 

@@ -11,7 +11,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bot.memory.models import Fact
-from bot.memory.selector import (
+from bot.memory.pipeline.selector import (
     CONFIDENCE_WEIGHT,
     SIMILARITY_WEIGHT,
     FactIndex,
@@ -76,7 +76,7 @@ def test_relevance_beats_confidence_when_the_similarity_gap_is_large() -> None:
 def _reference_similarity(contents: list[str], query: str) -> np.ndarray:
     """The documented similarity, written out by hand: BM25 weights (k1 1.2, no length normalisation, terms in
     most facts dropped); a fact's match is the weight of the query terms it holds, divided by the best match."""
-    from bot.memory.selector import index_terms
+    from bot.memory.pipeline.selector import index_terms
 
     docs = [index_terms(text) for text in contents]
     n = len(docs)

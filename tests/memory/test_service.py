@@ -22,15 +22,15 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.learning import MAX_REQUEUES
+from bot.memory.drivers.files.generations import FileGenerations
+from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
+from bot.memory.drivers.files.memories import MemoryStore
+from bot.memory.drivers.interfaces import Generations
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
-from bot.memory.places import Scope
+from bot.memory.parts.learning import MAX_REQUEUES
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.rules.places import Scope
 from bot.memory.service import MemoryPolicy, MemoryService
-from bot.memory.storage.files.generations import FileGenerations
-from bot.memory.storage.files.journal import JOURNAL_NAME, Journal
-from bot.memory.storage.files.memories import MemoryStore
-from bot.memory.storage.interfaces import Generations
 from bot.storage.atomic import AtomicWriter
 from tests.support.engine import DM_TARGET, close_service, file_service, learn
 from tests.support.llm_server import (

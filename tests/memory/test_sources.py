@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from bot.memory import history
-from bot.memory.gate import ModelAuthor, admit, derived_from
 from bot.memory.models import Fact, MemoryFile, Place, PreviousSummary, Turn
-from bot.memory.sources import (
+from bot.memory.parts.withdrawn import WITHDRAWN_SECONDS, Withdrawn
+from bot.memory.rules import summary_expiry as history
+from bot.memory.rules.sources import (
     MAX_SOURCES,
     cited,
     message_of,
@@ -22,7 +22,7 @@ from bot.memory.sources import (
     stamp,
     user_message_ids,
 )
-from bot.memory.withdrawn import WITHDRAWN_SECONDS, Withdrawn
+from bot.memory.rules.write_gate import ModelAuthor, admit, derived_from
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 USER = 1001

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.memory.drivers.files.memories import MemoryStore
 from bot.memory.errors import Stale
 from bot.memory.models import Fact, MemoryFile
-from bot.memory.storage.files.memories import MemoryStore
 from bot.storage.atomic import AtomicWriter
 from bot.storage.errors import InvalidUserId
 from bot.storage.ids import validate_user_id
@@ -340,7 +340,7 @@ async def test_corrupt_file_is_kept_aside(
 ) -> None:
     path = store.path_for(UID)
     path.write_bytes(raw)
-    caplog.set_level(logging.WARNING, logger="bot.memory.storage.files.memories")
+    caplog.set_level(logging.WARNING, logger="bot.memory.drivers.files.memories")
 
     memory = await store.load(UID)
 

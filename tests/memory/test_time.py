@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import ApplyReport, apply_extraction, evict_overflow
-from bot.memory.gate import ModelAuthor, admit
 from bot.memory.models import Fact, MemoryFile, Place, Turn, iso
-from bot.memory.places import extraction_view, merge_extraction_view, usable_facts
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import ApplyReport, apply_extraction, evict_overflow
+from bot.memory.rules.places import extraction_view, merge_extraction_view, usable_facts
+from bot.memory.rules.write_gate import ModelAuthor, admit
 
 SAID = datetime(2024, 6, 5, 21, 30, tzinfo=UTC)  # a Wednesday evening
 EXTRACTED = datetime(2024, 6, 8, 9, 0, tzinfo=UTC)  # a Saturday: the batch waited (a restart, an outage)

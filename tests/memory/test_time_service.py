@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.extractor import MemoryExtractor
-from bot.memory.gate import UserAuthor
 from bot.memory.models import ConversationKey, MemoryFile, Place, SwitchTarget, Turn, iso
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.rules.write_gate import UserAuthor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.helpers import extraction_input

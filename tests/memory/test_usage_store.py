@@ -10,10 +10,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.memory.storage.files.usage import USAGE_FILE, FileUsageLog
-from bot.memory.storage.interfaces import UsageStore
-from bot.memory.storage.pg.usage import PostgresUsageLog
-from bot.memory.storage.tally import Spent
+from bot.memory.drivers.files.usage import USAGE_FILE, FileUsageLog
+from bot.memory.drivers.interfaces import UsageStore
+from bot.memory.drivers.pg.usage import PostgresUsageLog
+from bot.memory.drivers.tally import Spent
 from tests.conftest_state import Databases
 
 ALICE, BOB = 80351110224678912, 1001

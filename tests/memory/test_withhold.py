@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from bot.memory.answer import ExtractionResult
-from bot.memory.apply import apply_extraction
-from bot.memory.gate import GateReport, ModelAuthor, admit
 from bot.memory.models import Fact, MemoryFile, Place, Turn
-from bot.memory.sensitive import (
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.rules.sensitive import (
     FINANCES,
     HEALTH,
     POLITICS,
@@ -26,7 +25,7 @@ from bot.memory.sensitive import (
     category_of,
     marked_category,
 )
-from bot.memory.withhold import (
+from bot.memory.rules.withhold import (
     NO_REQUESTS,
     Requests,
     asked_to_remember,
@@ -36,6 +35,7 @@ from bot.memory.withhold import (
     requests_in,
     summary_kept,
 )
+from bot.memory.rules.write_gate import GateReport, ModelAuthor, admit
 from tests.support.llm_server import extraction_payload
 
 CORPORA = Path(__file__).resolve().parents[2] / "bench" / "corpora"

@@ -13,11 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.memory.extractor import MemoryExtractor
+from bot.memory.drivers.bundle import build_file_storage, build_postgres_storage
 from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget, Turn, utc_now
-from bot.memory.selector import FactSelector
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
-from bot.memory.storage.bundle import build_file_storage, build_postgres_storage
 from bot.storage.pg.database import Database
 
 BOT_ID = 42

@@ -3,7 +3,7 @@
 `schema_version` records what was applied. Migrating takes a session advisory lock, so processes starting
 together apply each migration once; a database newer than the code is refused rather than written to. Migrations
 are append-only: a released one is never edited, a change is a new one. This module runs any list of them; the
-memory engine's list is `bot.memory.storage.pg.schema.MIGRATIONS`.
+memory engine's list is `bot.memory.drivers.pg.schema.MIGRATIONS`.
 """
 
 from __future__ import annotations

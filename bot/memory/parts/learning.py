@@ -1,0 +1,448 @@
+"""Learning: from a user's messages to their memory. The only place "may we learn this?" is decided.
+
+Messages come in (filtered here into turns) → the queue of pending turns (durable before `remember` returns) →
+the per-key debouncer → the extractor (shown only what the batch's place may use) → the writer (the write gate,
+then an atomic save). What it promises:
+- a message is learned only when its user is neither paused nor incognito, memory learning is switched on where it
+  was said, and no forget or pause of the user began since the message arrived (its `LearningTicket`): the turn
+  carries the user's forget generation from arrival to save, and every write refuses an older one, so a forget is
+  final against a reply still being written, a batch waiting in the debouncer and an extraction in flight;
+- a transient failure (the endpoint down, the storage unreachable) is tried again after another quiet period, a
+  few times, and a batch that keeps failing across restarts is parked; a batch is marked done only once its
+  result is saved; a bad answer never changes memory;
+- CPU-heavy work (applying an extraction to a full memory) runs on the engine's worker thread, never on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import secrets
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from bot.memory.drivers.bundle import StorageBundle
+from bot.memory.drivers.files.journal import PARKED_RETENTION
+from bot.memory.drivers.interfaces import Claim, ClaimLost, PendingTurn, Stale
+from bot.memory.errors import ExtractionFailed
+from bot.memory.models import ConversationKey, IncomingMessage, SwitchTarget, Turn
+from bot.memory.parts.withdrawn import Withdrawn
+from bot.memory.parts.writer import MemoryWriter
+from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.pipeline.debouncer import Debouncer
+from bot.memory.pipeline.extractor import MemoryExtractor, memory_for_prompt
+from bot.memory.pipeline.filter import filter_messages
+from bot.memory.policy import MemoryPolicy
+from bot.memory.rules.places import extraction_view, merge_extraction_view
+from bot.memory.rules.sources import snapshot, stamp, user_message_ids
+from bot.memory.rules.withhold import redacted, requests_in
+from bot.memory.rules.write_gate import GateReport, ModelAuthor
+
+log = logging.getLogger(__name__)
+
+APPLIED_IDS_KEPT = 500
+RECENT_PROBLEMS_KEPT = 20
+MAX_REQUEUES = 3
+# A batch is parked (no longer tried) after this many refusals of the model (a 400: content filter, context length,
+# an unusable answer), or this many transient failures, counted across restarts.
+MAX_PERMANENT_FAILURES = 3
+MAX_TRANSIENT_FAILURES = 3 * (MAX_REQUEUES + 1)
+
+OffLoop = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class LearningTicket:
+    """Taken when a message arrives: its user's forget generation then. Turns and reply records under a ticket
+    older than the user's latest forget or pause are never written, however long the reply took."""
+
+    user_id: int
+    generation: int
+
+
+@dataclass(slots=True)
+class LearningStats:
+    batches_saved: int = 0
+    batches_failed: int = 0
+    batches_parked: int = 0
+    batches_discarded: int = 0  # extracted, then thrown away: forgotten meanwhile, or taken over by another process
+    batches_requeued: int = 0
+    turns_skipped_paused: int = 0
+    turns_skipped_switched_off: int = 0
+    turns_skipped_forgotten: int = 0
+    facts_added: int = 0
+    facts_held_back: int = 0  # by the write gate
+    problems: int = 0
+
+
+def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
+    """Identifies a re-queued batch across attempts (re-queued turns go first, so its first turn stays first)."""
+    return turns[0].turn_id or key.label()
+
+
+class Learning:
+    def __init__(
+        self,
+        *,
+        storage: StorageBundle,
+        writer: MemoryWriter,
+        extractor: MemoryExtractor,
+        policy: MemoryPolicy,
+        clock: Callable[[], datetime],
+        off_loop: OffLoop,
+    ) -> None:
+        self.storage = storage
+        self.writer = writer
+        self.extractor = extractor
+        self.policy = policy
+        self.clock = clock
+        self._off_loop = off_loop
+        self.debouncer = Debouncer(
+            self._process_batch,
+            quiet_seconds=policy.debounce_seconds,
+            max_wait_seconds=policy.max_wait_seconds,
+            max_concurrency=policy.max_concurrent_extractions,
+        )
+        self.stats = LearningStats()
+        self.recent_problems: deque[str] = deque(maxlen=RECENT_PROBLEMS_KEPT)
+        self._requeues: dict[str, int] = {}
+        self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its queue append, while in flight
+        self.withdrawn = Withdrawn()  # messages deleted or edited lately: never learned as they were
+        self.accepting = True
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+
+    async def resume(self) -> int:
+        """Put turns a crash (of this or another process) left pending back into the debouncer; returns how many.
+        Where several processes share the storage, turns abandoned later are taken over by a background sweep."""
+        resumed = self._enqueue(await self.storage.turns.resume(), first=False)
+        self.storage.turns.watch(self._taken_over)
+        return resumed
+
+    def _enqueue(self, pending: Sequence[PendingTurn], *, first: bool) -> int:
+        by_key: dict[ConversationKey, list[Turn]] = {}
+        for item in pending:
+            by_key.setdefault(item.key, []).append(item.turn)
+        for key, turns in by_key.items():
+            self.debouncer.add(key, turns, first=first)
+        if pending:
+            log.info("pending turns: resumed %d turns in %d batches", len(pending), len(by_key))
+        return len(pending)
+
+    def _taken_over(self, pending: list[PendingTurn]) -> None:
+        """Turns another process abandoned, now claimed by this one: extracted after a quiet period as usual."""
+        if self.accepting:
+            self._enqueue(pending, first=True)
+
+    # --- taking messages -----------------------------------------------------------------------------------
+
+    def ticket(self, user_id: int) -> LearningTicket:
+        return LearningTicket(user_id, self.storage.generations.current(user_id))
+
+    def refusal(self, user_id: int, target: SwitchTarget, ticket: LearningTicket) -> str | None:
+        """Why nothing of this user's message may be learned now, or None when it may."""
+        if ticket.generation != self.storage.generations.current(user_id):
+            return "forgotten"
+        if self.storage.privacy.of(user_id, self.clock()).incognito:
+            return "paused"
+        if not self.storage.switches.at(target).learning:
+            return "switched off"
+        return None
+
+    async def remember(
+        self,
+        key: ConversationKey,
+        messages: Sequence[IncomingMessage],
+        *,
+        ticket: LearningTicket,
+        target: SwitchTarget,
+        bot_id: int | None,
+        revision: str = "",
+    ) -> bool:
+        """Take a user's messages (their own and the bot's reply to them) for later extraction; False when nothing
+        is kept (see the module for why). The user counts as active either way (retention). A message deleted
+        meanwhile is left out with the reply to it; `revision` names the text of an edited message learned again.
+
+        Returns once the turns are in the queue (on disk or in the database), so an acknowledged turn survives a
+        crash. They enter the debouncer first, on arrival: the quiet time is measured on the user's pace, not on
+        how long the write took. If the write fails (disk full) the turns are still learned, just not crash-safe,
+        and a WARNING says so."""
+        self.storage.activity.note(key.user_id, self.clock())
+        turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
+        if revision:  # the text of an edited message, learned again under a turn id of its own
+            turns = [replace(t, turn_id=f"{t.turn_id}.{revision}") if t.role == "user" else t for t in turns]
+        turns = self.withdrawn.keep(turns)
+        if not turns:
+            return False
+        reason = self.refusal(key.user_id, target, ticket)
+        if reason is not None:
+            self._count_refusal(reason, len(turns))
+            log.debug("turns for %s not learned: %s", key.label(), reason)
+            return False
+        # Every pending turn needs an id: it is how a batch is claimed, settled and forgotten. Secrets (keys,
+        # passwords given as such, card and bank numbers) are cut out here, so they never reach the disk, the
+        # database or the extraction model.
+        turns = [
+            dataclasses.replace(
+                redacted(turn), turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
+            )
+            for turn in turns
+        ]
+        if self.accepting:
+            self.debouncer.add(key, turns)
+        else:
+            log.info("turns for %s arrived during shutdown; kept for the next start", key.label())
+        try:
+            await self._queue_turns(key, turns)
+        except Stale:
+            self._count_refusal("forgotten", len(turns))  # a forget in another process won: the batch drops them
+            return False
+        except OSError as error:
+            log.warning(
+                "saving pending turns for %s failed (%s): %d turns will be learned but would not survive a crash",
+                key.label(), error.strerror or type(error).__name__, len(turns),
+            )
+        return True
+
+    def _count_refusal(self, reason: str, turns: int) -> None:
+        if reason == "forgotten":
+            self.stats.turns_skipped_forgotten += turns
+        elif reason == "paused":
+            self.stats.turns_skipped_paused += turns
+        else:
+            self.stats.turns_skipped_switched_off += turns
+
+    async def _queue_turns(self, key: ConversationKey, turns: list[Turn]) -> None:
+        appended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ids = [turn.turn_id for turn in turns]
+        for turn_id in ids:
+            self._appending[turn_id] = appended
+        try:
+            await self.storage.turns.add(key, turns)
+        finally:
+            for turn_id in ids:
+                if self._appending.get(turn_id) is appended:
+                    del self._appending[turn_id]
+            appended.set_result(None)
+
+    async def drop_pending(
+        self, user_id: int, keep: Callable[[PendingTurn], bool], generation: int
+    ) -> int:
+        """After a forget or pause began (`generation` is the new one): cancel the user's batches and extractions
+        in flight, delete their pending turns but those `keep` accepts, and put those back under `generation`;
+        returns how many turns were dropped."""
+        self.debouncer.cancel_user(user_id)
+        await self._landed()  # turns accepted just before: let them land, then sort them with the rest
+        kept, dropped = await self.storage.turns.keep_only(user_id, keep, generation)
+        if self.accepting:
+            self._enqueue(kept, first=True)
+        return dropped
+
+    async def _landed(self) -> None:
+        """Until the queue appends under way have landed."""
+        appending = set(self._appending.values())
+        if appending:
+            await asyncio.wait(appending)
+
+    async def pending_of(self, user_id: int) -> list[PendingTurn]:
+        """The user's pending turns, once the turns accepted just before have landed."""
+        await self._landed()
+        return await self.storage.turns.pending_turns_of(user_id)
+
+    async def drop_messages(self, message_ids: Collection[str]) -> dict[int, list[str]]:
+        """Messages deleted or edited on Discord: once the turns accepted just before have landed, their pending
+        turns and the bot's replies to them are deleted, in any process; returns the turn ids dropped by user. The
+        caller withdraws them here first (`withdrawn`), so a batch in flight that read one is not saved."""
+        await self._landed()
+        return await self.storage.turns.drop_messages(message_ids)
+
+    def withdraw(self, turn_ids: Sequence[str]) -> None:
+        """These turns (a reply the user deleted or replaced) are never learned, even when they arrive after this
+        (the reply's own hand-over may still be on its way)."""
+        self.withdrawn.deleted(turn_ids)
+
+    def holds(self, user_id: int, turn_ids: set[str]) -> bool:
+        """Whether one of these turns is waiting in this process: in a batch, or on its way into the queue."""
+        return self.debouncer.holds(user_id, turn_ids) or any(turn_id in self._appending for turn_id in turn_ids)
+
+    # --- extracting ----------------------------------------------------------------------------------------
+
+    async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
+        """Extract one batch and save the result. The debouncer runs one batch per user at a time, so two
+        extractions of the same memory never race; where processes share the storage, only the turns this process
+        could claim are extracted, and the save settles them exactly once (`Claim`)."""
+        generation = self.storage.generations.current(key.user_id)
+        # The forget disposed of turns under an older generation; deletes and edits of those withdrawn.
+        turns = self.withdrawn.keep([turn for turn in turns if turn.generation == generation])
+        if not turns:
+            return
+        claim: Claim | None = None
+        try:
+            claim = await self.storage.turns.claim(key, turns)
+            if not claim.turns:  # settled, forgotten or being extracted by another process
+                return
+            turns = list(claim.turns)
+            memory = await self.storage.memories.load(key.user_id)
+        except OSError as error:  # the storage is unreachable: nothing changed, try again later
+            self._requeue(key, turns, f"storage unavailable: {error.strerror or error}")
+            return
+        applied = set(memory.appliedTurnIds)
+        fresh = [turn for turn in turns if turn.turn_id not in applied]
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        if not any(turn.role == "user" for turn in fresh):
+            await self._mark_done(key, ids, claim)
+            return
+        shown = extraction_view(memory, key.place, self.policy.scope)
+        try:
+            extraction = await self.extractor.extract(
+                shown, fresh, user_id=key.user_id, now=self.clock(), label=key.label()
+            )
+        except ExtractionFailed as error:
+            if await self._parked_after_failure(key, turns, ids, error):
+                return
+            if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
+                self._requeue(key, turns, error.reason)
+            else:
+                self._give_up(key, turns, error.reason)
+            return
+        self.storage.usage.add(
+            "extraction", user_id=key.user_id, guild_id=key.place.guild_id if key.place.kind != "dm" else None,
+            tokens=extraction.prompt_tokens + extraction.completion_tokens, estimated=extraction.estimated,
+            now=self.clock(),
+        )
+        own_words = [turn.text for turn in fresh if turn.role == "user" and turn.author_id == key.user_id]
+        author = ModelAuthor(
+            key.place, self.policy.scope, self.clock(),
+            grounding="\n".join([*own_words, json.dumps(memory_for_prompt(shown), ensure_ascii=False)]),
+            requests=requests_in(fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
+        )
+        held = GateReport()
+        sources = user_message_ids(fresh, key.user_id)
+        try:
+            async with self.writer.change(
+                key.user_id, author, generation=generation, settles=claim, report=held, sources=(key.place, sources)
+            ) as draft:
+                if any(map(self.withdrawn.covers, turns)):
+                    raise ClaimLost("a message of the batch was deleted or edited meanwhile")
+                before = snapshot(draft)
+                view = extraction_view(draft, key.place, self.policy.scope)
+                # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
+                report = await self._off_loop(
+                    apply_extraction,
+                    view,
+                    extraction.result,
+                    now=author.now,
+                    min_confidence=self.policy.min_confidence,
+                    max_facts=self.policy.max_facts,
+                    duplicate_similarity=self.policy.duplicate_similarity,
+                    source=f"conversation:{key.conversation_id}",
+                    turns=[turn for turn in fresh if turn.role == "user" and turn.author_id == key.user_id],
+                )
+                merge_extraction_view(draft, view, key.place, self.policy.scope)
+                stamp(before, draft, sources)
+                new_ids = [turn_id for turn_id in ids if turn_id not in applied]
+                if new_ids:
+                    draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
+        except (Stale, ClaimLost) as lost:
+            self.stats.batches_discarded += 1
+            why = "the user forgot or paused" if isinstance(lost, Stale) else "turns were deleted, forgotten or taken"
+            log.info("memory update for %s discarded: %s meanwhile", key.label(), why)
+            if isinstance(lost, ClaimLost) and self.storage.generations.current(key.user_id) == generation:
+                self.debouncer.add(key, self.withdrawn.keep(turns), first=True)  # the rest, claimed again
+            return
+        except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
+            self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
+            return
+        self.stats.batches_saved += 1
+        self.stats.facts_added += report.facts_added
+        self.stats.facts_held_back += held.held_back()
+        self._requeues.pop(_requeue_marker(key, turns), None)
+        log.info(
+            "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, %d closed, -%d removed, "
+            "%d below threshold, %d refused, %d evicted, %d held back by the gate (%d withheld)",
+            key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
+            report.facts_closed, report.facts_removed, report.facts_below_threshold, report.facts_refused,
+            report.facts_evicted,
+            held.held_back(), held.withheld,
+        )
+        if claim.owner is None:  # a leased claim was settled by the save itself
+            await self._mark_done(key, ids, claim)
+
+    def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
+        """A transient failure changed nothing; try the batch again after another quiet period, a few times,
+        before giving up. Its turns stay pending throughout."""
+        marker = _requeue_marker(key, turns)
+        attempts = self._requeues.get(marker, 0) + 1
+        self._note_problem(reason)
+        if attempts > MAX_REQUEUES or not self.accepting:
+            self._give_up(key, turns, reason, noted=True)
+            return
+        self.stats.batches_requeued += 1
+        self._requeues[marker] = attempts
+        log.warning(
+            "memory update for %s failed (%s); trying again later (%d/%d)", key.label(), reason, attempts, MAX_REQUEUES
+        )
+        self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
+
+    async def _parked_after_failure(
+        self, key: ConversationKey, turns: list[Turn], ids: list[str], error: ExtractionFailed
+    ) -> bool:
+        """Count the failure with the pending turns (so it survives restarts); park the batch once it has failed
+        too often. True when parked."""
+        if not ids:
+            return False
+        try:
+            failures = await self.storage.turns.failed(key.user_id, ids, permanent=not error.transient)
+            if failures.permanent < MAX_PERMANENT_FAILURES and failures.transient < MAX_TRANSIENT_FAILURES:
+                return False
+            await self.storage.turns.park(key.user_id, ids)
+        except OSError as failed:  # the count is housekeeping: without it the batch is simply tried again
+            log.warning("pending turns: could not record a failed extraction (%s)", failed.strerror or failed)
+            return False
+        self._requeues.pop(_requeue_marker(key, turns), None)
+        self._note_problem(f"parked: {error.reason}")
+        self.stats.batches_failed += 1
+        self.stats.batches_parked += 1
+        log.error(
+            "memory update for %s parked after %d refusals and %d transient failures (%s); its %d turns are no "
+            "longer tried and are deleted after %s",
+            key.label(), failures.permanent, failures.transient, error.reason, len(turns), PARKED_RETENTION,
+        )
+        return True
+
+    def _note_problem(self, reason: str) -> None:
+        self.stats.problems += 1
+        self.recent_problems.append(reason)
+
+    def _give_up(self, key: ConversationKey, turns: list[Turn], reason: str, *, noted: bool = False) -> None:
+        if not noted:
+            self._note_problem(reason)
+        self._requeues.pop(_requeue_marker(key, turns), None)
+        self.stats.batches_failed += 1
+        log.error(
+            "memory update for %s given up (%s); %d turns kept pending for the next start",
+            key.label(), reason, len(turns),
+        )
+
+    async def _mark_done(self, key: ConversationKey, turn_ids: list[str], claim: Claim) -> None:
+        """Record the turns as done, after their own records (which may still be on the way)."""
+        appending = {self._appending[turn_id] for turn_id in turn_ids if turn_id in self._appending}
+        if appending:
+            await asyncio.wait(appending)
+        await self.storage.turns.done(key.user_id, turn_ids)
+
+    def longest_pending_seconds(self, attempt_timeout: float) -> float:
+        """How long a turn can wait before it is distilled while the LLM endpoint answers at all: the max wait,
+        then up to MAX_REQUEUES + 1 extraction rounds (each the extractor's attempts of at most `attempt_timeout`
+        plus its backoff), with a quiet period before each re-queued round."""
+        one_round = self.extractor.longest_attempts_seconds(attempt_timeout)
+        return (
+            self.policy.max_wait_seconds
+            + (MAX_REQUEUES + 1) * one_round
+            + MAX_REQUEUES * self.policy.debounce_seconds
+        )

@@ -1,0 +1,144 @@
+"""Recall: the memory a reply's prompt carries, and the record of what each reply used ("What did you remember?").
+
+The only place "may this reply use memory?" is decided: never while the user is in fresh mode (or the privacy
+records are held), never where memory recall is switched off, and only the speaking user's memory, of which only
+what the reply's place may use (its own summaries and facts, its server's public ones, shared facts). A reply's
+record is written only when no forget of its user began since the message arrived (the ticket's generation), so a
+reply written during a wipe never names what was wiped. Ids only, never text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.memory.drivers.bundle import StorageBundle
+from bot.memory.drivers.interfaces import ReplyRecord, Stale
+from bot.memory.errors import InvalidRequest
+from bot.memory.models import DM_PLACE, Fact, Place, SwitchTarget
+from bot.memory.parts.learning import LearningTicket
+from bot.memory.pipeline.render import MemoryPrompt, PlacedSummary, parse_section_ref, render_block
+from bot.memory.pipeline.selector import FactSelector
+from bot.memory.policy import MemoryPolicy
+from bot.memory.rules.places import Scope, may_use, reader, usable_facts, usable_summaries
+
+log = logging.getLogger(__name__)
+
+OffLoop = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledItem:
+    """One thing a reply's prompt carried: a summary (by name) or a fact (by id), with its text now, if any."""
+
+    kind: str  # "section" or "fact"
+    key: str
+    text: str | None  # None: forgotten since
+    place: str = DM_PLACE  # where a summary was learned
+
+
+class Recall:
+    def __init__(
+        self,
+        *,
+        storage: StorageBundle,
+        selector: FactSelector,
+        policy: MemoryPolicy,
+        clock: Callable[[], datetime],
+        off_loop: OffLoop,
+    ) -> None:
+        self.storage = storage
+        self.selector = selector
+        self.policy = policy
+        self.clock = clock
+        self._off_loop = off_loop
+
+    @property
+    def scope(self) -> Scope:
+        return self.policy.scope
+
+    async def memory_prompt(
+        self, user_id: int, recent_texts: Sequence[str], *, user_label: str, place: Place, target: SwitchTarget
+    ) -> MemoryPrompt:
+        """The rendered memory block for a reply to `user_id` in `place` (see the module for what it may hold)."""
+        if self.storage.privacy.of(user_id, self.clock()).fresh or not self.storage.switches.at(target).recall:
+            return MemoryPrompt()
+        try:
+            memory, revision = await self.storage.memories.load_with_revision(user_id)
+        except OSError as error:  # the storage is down: answer without memory rather than not at all
+            log.warning("memory of user %s unavailable for a reply (%s)", user_id, error.strerror or error)
+            return MemoryPrompt()
+        if memory.is_empty():
+            return MemoryPrompt()
+        reading = reader(place, self.scope)
+        facts = usable_facts(memory, reading)
+        summaries = [
+            PlacedSummary(name, section.summary, item_place, elsewhere=item_place != reading.key)
+            for item_place, name, section in usable_summaries(memory, reading)
+        ]
+        if not facts and not summaries:
+            return MemoryPrompt()
+        key = self._selection_key(user_id, reading)
+        if not self.selector.is_cached(key, revision):
+            # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
+            self.selector.put(key, revision, await self._off_loop(self.selector.build, facts))
+        selected = self.selector.select(key, revision, facts, recent_texts, self.policy.top_k)
+        block = render_block(
+            memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
+        )
+        return block
+
+    @staticmethod
+    def _selection_key(user_id: int, reading: Place) -> str:
+        """The selector caches one index per key: the user's whole memory for DMs (`<id>`), a subset per other
+        place (`<id>@<place>`). Nothing else is kept per user: the selector's cache is the only, bounded, state."""
+        return str(user_id) if reading.kind == "dm" else f"{user_id}@{reading.key}"
+
+    def forget_user(self, user_id: int) -> None:
+        """Drop the user's cached selection indexes, in every place (they hold the words of their facts)."""
+        self.selector.forget_prefixed(str(user_id), f"{user_id}@")
+
+    def can_use(self, place: Place, fact: Fact) -> bool:
+        """Whether a reply in `place` may use `fact` (under the configured scope)."""
+        return may_use(reader(place, self.scope), fact.place, shared=fact.shared)
+
+    def can_use_summaries_of(self, place: Place, item_place: str) -> bool:
+        """Whether a reply in `place` may use the summaries learned in `item_place`."""
+        return may_use(reader(place, self.scope), item_place)
+
+    # --- what each reply used ------------------------------------------------------------------------------
+
+    async def record_reply(
+        self, message_ids: Sequence[int], user_id: int, prompt: MemoryPrompt, ticket: LearningTicket
+    ) -> None:
+        """Remember which memory a sent reply (all its messages) used. A failure to save is logged, never raised:
+        the reply is already out. Nothing is kept when the user forgot since the message arrived."""
+        record = ReplyRecord(tuple(message_ids), user_id, tuple(prompt.sections), tuple(prompt.fact_ids))
+        try:
+            await self.storage.replies.record(record, generation=ticket.generation)
+        except Stale:
+            log.info("reply record for user %s not kept: they forgot while the reply was written", user_id)
+        except OSError as error:
+            log.warning("could not save the reply record (%s)", error.strerror or type(error).__name__)
+
+    async def reply_record(self, message_id: int) -> ReplyRecord | None:
+        return await self.storage.replies.get(message_id)
+
+    async def recalled(self, user_id: int, record: ReplyRecord) -> list[RecalledItem]:
+        """The summaries and facts a recorded reply to `user_id` used, with their current text (None for what is
+        gone). `InvalidRequest` when the reply answered someone else."""
+        if record.user_id != user_id:
+            raise InvalidRequest("That reply was to someone else: I can only show you your own.")
+        memory = await self.storage.memories.load(user_id)
+        items = []
+        for ref in record.sections:
+            name, place = parse_section_ref(ref)
+            summary = memory.section_of(place, name).summary
+            items.append(RecalledItem("section", name, summary or None, place))
+        for fact_id in record.fact_ids:
+            fact = memory.fact_by_id(fact_id)
+            items.append(RecalledItem("fact", fact_id, fact.content if fact is not None else None))
+        return items

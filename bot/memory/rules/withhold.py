@@ -1,0 +1,174 @@
+"""What is withheld from memory: credentials always, sensitive categories unless the user asked to keep them.
+
+The policy every write to memory applies (pure functions; `bot.memory.rules.credentials` and
+`bot.memory.rules.sensitive` do the finding):
+- a new fact holding a credential is not stored; a sensitive fact (marked by the model or caught by the backstop)
+  is stored only when the user asked, in the same batch, to remember it;
+- a summary loses each sentence that holds a credential, or sensitive data the user did not ask to keep in this
+  batch and that no stored fact already holds;
+- text the user typed (`/memory remember`, `/memory edit`) is theirs to keep, sensitive or not, but a credential in
+  it is refused with one line that never repeats it.
+
+A request covers only its own batch. "Remember that I have diabetes" keeps that batch's health facts and the facts
+that share its words; something sensitive said in a later batch needs its own request. Asking is explicit: "remember
+that ...", "don't forget ...", "keep in mind ...", "note that ..." (and the German, French, Spanish, Portuguese,
+Italian, Dutch, Chinese and Japanese forms) at the start of a sentence or after "please" / "can you"; not "I
+remember", "do you remember", "remember when ...", or "don't remember this".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.memory.models import Turn
+from bot.memory.rules.credentials import credential_kind, redact, without_credential_sentences
+from bot.memory.rules.sensitive import SENSITIVE_UNSPECIFIED, categories_in
+
+_LEAD = (
+    r"(?:^|(?<=[.!?\n;:,])\s*|(?<=[.!?\n;:,])\s*(?:also|and|but|oh|so|ok(?:ay)?|btw|hey|hi|pls|plz|please)\b[\s,]*"
+    r"|^(?:also|and|oh|so|ok(?:ay)?|btw|hey|hi|pls|plz|please)\b[\s,]*)"
+)
+_POLITE = (
+    r"(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need)\s+you\s+to\s+"
+    r"|i(?:'d| would)\s+like\s+you\s+to\s+|make\s+sure\s+(?:you\s+|to\s+)|try\s+to\s+|(?:you\s+)?(?:should|must)\s+)?"
+)
+_ASK = (
+    r"(?:remember|memori[sz]e|keep\s+in\s+mind|don'?t\s+forget|do\s+not\s+forget|never\s+forget|make\s+a\s+note"
+    r"|take\s+note|note\s+down|note|write\s+down|save|store|keep)"
+)
+_REQUEST = re.compile(
+    rf"{_LEAD}{_POLITE}{_ASK}\b(?:\s+(?:that|this|it|for\s+later|for\s+me|for\s+next\s+time|about\s+me))*"
+    r"\s*[:,-]?\s*(?P<what>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_FOREIGN_REQUEST = re.compile(
+    r"(?:^|(?<=[.!?\n]))\s*(?:bitte\s+)?(?:merk\s+dir|merken\s+sie\s+sich|vergiss\s+nicht|souviens-toi|rappelle-toi"
+    r"|retiens|n'oublie\s+pas|recuerda|acu[ée]rdate|no\s+olvides|lembra|lembre-se|n[ãa]o\s+esque[çc]a|ricorda(?:ti)?"
+    r"|non\s+dimenticare|onthoud|vergeet\s+niet)\b[\s,]*(?:dass|que|de\s+que|che|dat|de|di)?\s*(?P<what>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_CJK_REQUEST = re.compile(r"[^。！？!?\n]*(?:记住|記住|请记得|請記得|覚えておいて|覚えといて|覚えてて)[^。！？!?\n]*")
+_REMINISCING = re.compile(r"^(?:when|how|the\s+time|last\s+time|what|who|where|if|whether)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_STOP_WORDS = (
+    """the and that this with for from have has had are was were they them their you your about into been being
+    very really just also some when what which who will would could should does did not but like more most much
+    user users said says told tell remember forget keep mind note please that's it's i'm i've"""
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def asked_to_remember(text: str) -> list[str]:
+    """What the user asks to be remembered in one message of theirs: the words after each request (empty for
+    "remember when ...", which recalls rather than asks)."""
+    found: list[str] = []
+    for pattern in (_REQUEST, _FOREIGN_REQUEST):
+        for match in pattern.finditer(text):
+            what = match.group("what").strip()
+            if what and not _REMINISCING.match(what):
+                found.append(what)
+    found += [match.group(0).strip() for match in _CJK_REQUEST.finditer(text)]
+    return found
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in (w.lower() for w in _WORD.findall(text)) if word not in _STOP}
+
+
+@dataclass(frozen=True, slots=True)
+class Requests:
+    """The sensitive data one write may keep: `asked`, what the user asked in this batch to remember (covers facts
+    of the same category or sharing its words); `known`, what memory already holds with the user's leave (covers
+    summary sentences sharing its words, so a summary may restate a kept fact)."""
+
+    asked: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()
+
+    def covers(self, text: str, category: str) -> bool:
+        """May `text`, which states `category`, be kept?"""
+        words = _words(text)
+        for request in self.asked:
+            requested = categories_in(request)
+            if requested:  # "remember that I have diabetes": that batch's health facts
+                if category in requested or category == SENSITIVE_UNSPECIFIED:
+                    return True
+            elif words & _words(request):  # "remember I'm seeing Dr. Patel": what shares its words
+                return True
+        return any(  # shared words first: classifying every stored fact is the costly part
+            words & _words(known) and (category == SENSITIVE_UNSPECIFIED or category in categories_in(known))
+            for known in self.known
+        )
+
+    def covers_all(self, text: str, categories: Iterable[str]) -> bool:
+        return all(self.covers(text, category) for category in categories)
+
+    def knowing(self, texts: Iterable[str]) -> Requests:
+        """These requests, plus stored texts a summary may restate (each licenses only the categories it states
+        itself, so an ordinary stored fact licenses nothing)."""
+        return Requests(self.asked, self.known + tuple(texts))
+
+
+NO_REQUESTS = Requests()
+
+
+def requests_in(turns: Sequence[Turn], user_id: int) -> Requests:
+    """The requests to remember in the user's own turns of one batch (never the bot's or another person's)."""
+    asked = [
+        what
+        for turn in turns
+        if turn.role == "user" and turn.author_id == user_id
+        for what in asked_to_remember(turn.text)
+    ]
+    return Requests(tuple(asked))
+
+
+def fact_withheld(content: str, marked: str | None, requests: Requests) -> str | None:
+    """Why a fact the model proposes must not be stored ("API key", "health", ...), or None to store it.
+
+    `marked` is the model's own mark (`sensitive.marked_category`); the backstop classifies what it left
+    unmarked."""
+    kind = credential_kind(content)
+    if kind is not None:
+        return kind
+    categories = categories_in(content) | ({marked} if marked else set())
+    missing = sorted(category for category in categories if not requests.covers(content, category))
+    return missing[0] if missing else None
+
+
+_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
+
+
+def summary_kept(text: str, requests: Requests) -> str:
+    """`text` without its sentences that hold a credential or sensitive data the requests do not cover."""
+    text = without_credential_sentences(text)
+    kept: list[str] = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0).strip()
+        if not sentence:
+            continue
+        if requests.covers_all(sentence, categories_in(sentence)):
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def credential_refusal(text: str) -> str | None:
+    """One line refusing text the user typed that holds a credential (naming its kind, never the value), or
+    None when it holds none."""
+    kind = credential_kind(text)
+    if kind is None:
+        return None
+    article = "an" if kind[0] in "AEIOU" else "a"
+    return (
+        f"I can't store that: it looks like it contains {article} {kind}, and I never keep passwords, keys, "
+        "tokens, card or bank account numbers. Leave the secret out and try again."
+    )
+
+
+def redacted(turn: Turn) -> Turn:
+    """`turn` with each credential in its text replaced by a marker ("[password removed]"): what a pending turn is
+    rewritten to once extracted. The same object when there is none, so a caller can skip the rewrite."""
+    text = redact(turn.text)
+    return turn if text == turn.text else dataclasses.replace(turn, text=text)
