@@ -35,7 +35,7 @@ from bot.memory.pipeline.selector import FactIndex
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_load import LagMeter
 from tests.memory.test_service import make_engine
-from tests.support.engine import learn, target_for
+from tests.support.engine import learn, parts, where_in
 from tests.support.llm_server import ChatServer, Response, extraction
 
 TARGET_LAG_MS = 100.0
@@ -80,7 +80,7 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
                 return fn(*args, **kwargs)
             patches.enter_context(mock.patch.object(apply_module, "_closest", difflib_closest))
             patches.enter_context(mock.patch.object(engine.service, "_off_loop", inline))
-        await engine.service.open()
+        await engine.service.ops.open()
         for uid in uids:
             await engine.store.save(uid, memory_at_cap(100, seed=uid % 10_000))
         try:
@@ -89,10 +89,10 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
                     message = IncomingMessage(message_id=uid, author_id=uid, author_name="u",
                                               content=f"I keep thinking about {uid}", created_at=_NOW)
                     await learn(engine.service, ConversationKey(1, uid), filter_messages([message], bot_id=42))
-                await asyncio.wait_for(engine.service.learning.debouncer.wait_idle(), 3600)
+                await asyncio.wait_for(parts(engine.service).learning.debouncer.wait_idle(), 3600)
                 for uid in uids:
-                    await engine.service.memory_prompt(uid, ["any tips for sourdough?"], user_label="u", place=Place.dm(), target=target_for(Place.dm()))
-            assert engine.service.learning.stats.batches_saved == users
+                    await engine.service.recall.prompt(uid, ["any tips for sourdough?"], user_label="u", where=where_in(Place.dm()))
+            assert parts(engine.service).learning.stats.batches_saved == users
         finally:
             await engine.aclose()
     return lag.max_blocked * 1000, lag.max_lag * 1000

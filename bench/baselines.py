@@ -353,15 +353,13 @@ def legacy_render_block(
     return header + "\n".join(lines) + "\n" + footer
 
 
-async def legacy_build_prompt(cog: Any, message: Any, text: str, bot_id: int | None) -> Any:
+async def legacy_build_prompt(cog: Any, message: Any, text: str, bot_id: int | None, where: Any) -> Any:
     """`cogs.chat.ChatCog.build_prompt` as it was, for a DM or a channel: the same selection (the service's), the
     previous rendering and layout. Bind it to a cog (`types.MethodType`) and give the cog a
     `HistoryTrimmer(chunk=1)` (history trimmed one message at a time)."""
     from datetime import UTC, datetime
 
     from bot.chat.conversation import HistoryEntry, chat_messages, recent_texts, system_message
-    from bot.client.locations import message_place
-    from bot.client.switches import switch_target_of
     from bot.memory.pipeline.render import PlacedSummary, parse_section_ref
     from cogs.chat import Prompt
 
@@ -369,10 +367,9 @@ async def legacy_build_prompt(cog: Any, message: Any, text: str, bot_id: int | N
     current = HistoryEntry(author.id, author.display_name, text or "(mentioned you without saying anything)",
                            message_id=message.id)
     history = await cog.history_before(message, bot_id)
-    used = await cog.memory.memory_prompt(current.author_id, recent_texts(history, current),
-                                          user_label=current.author_name, place=message_place(message),
-                                          target=switch_target_of(message.channel))
-    memory = await cog.memory.show(author.id)
+    used = await cog.memory.recall.prompt(current.author_id, recent_texts(history, current),
+                                          user_label=current.author_name, where=where)
+    memory = await cog.memory.user(author.id).show()
     facts = [fact for fact in map(memory.fact_by_id, used.fact_ids) if fact is not None]
     summaries = []
     for ref in used.sections:

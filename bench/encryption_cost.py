@@ -58,7 +58,7 @@ from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.memory.realistic import memory_at_cap
-from tests.support.engine import target_for
+from tests.support.engine import where_in
 from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 600000000000000000
@@ -177,8 +177,7 @@ async def measure(store: Store, users: Sequence[int], reps: int) -> dict[str, li
     def prompt(mode: str) -> Callable[[], Awaitable[object]]:
         who, what = itertools.cycle(users), itertools.cycle(windows)
         service = store.services[mode]
-        return lambda: service.memory_prompt(next(who), next(what), user_label="Ana", place=Place.dm(),
-                                             target=target_for(Place.dm()))
+        return lambda: service.recall.prompt(next(who), next(what), user_label="Ana", where=where_in(Place.dm()))
 
     def load(mode: str) -> Callable[[], Awaitable[object]]:
         who = itertools.cycle(users)

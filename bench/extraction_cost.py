@@ -32,7 +32,7 @@ from bench.common import Table, exit_code, fact_texts, header, parser
 from bot.memory.models import ConversationKey, MemoryFile, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy
-from tests.support.engine import file_service, learn
+from tests.support.engine import file_service, learn, parts
 from tests.support.llm_server import ChatServer, Response, extraction, prompt_tokens
 
 USER_ID = 512345678901234567
@@ -116,16 +116,16 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
             MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600),
             durable=False,
         )
-        await service.open()
+        await service.ops.open()
         key = ConversationKey(700000000000000001, USER_ID)
         before: list[MemoryFile] = []
         for burst in conversation:
-            before.append((await service.storage.memories.load(USER_ID)).model_copy(deep=True))
+            before.append((await parts(service).storage.memories.load(USER_ID)).model_copy(deep=True))
             await learn(service, key, burst)
-            if not await service.learning.debouncer.flush(timeout=60):
+            if not await parts(service).learning.debouncer.flush(timeout=60):
                 raise RuntimeError("extraction did not finish")
         ours_requests = srv.requests
-        final = await service.storage.memories.load(USER_ID)
+        final = await parts(service).storage.memories.load(USER_ID)
 
         baseline_extractor = MemoryExtractor(client, model="bench-model", max_retries=0)
         so_far: list[Turn] = []

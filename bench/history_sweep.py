@@ -27,6 +27,7 @@ from bot.memory.rules.summary_expiry import expire
 from bot.memory.rules.write_gate import SystemAuthor
 from bot.memory.service import MemoryService
 from bot.storage.atomic import json_bytes
+from tests.support.engine import parts, sweep_history
 
 TARGET_P95_LAG = 0.1
 SECRET = "went through a divorce this spring"
@@ -60,11 +61,11 @@ def populate(data: Path, users: int, every: int, plain: bytes, historic: bytes) 
 
 async def every_memory(service: MemoryService) -> int:
     """The baseline: every memory through the writer, two at a time, dropping expired values."""
-    users = await service.storage.memories.user_ids()
+    users = await parts(service).storage.memories.user_ids()
     pruned = 0
 
     async def one(uid: int) -> int:
-        async with service.writer.change(uid, SystemAuthor()) as draft:
+        async with parts(service).writer.change(uid, SystemAuthor()) as draft:
             return expire(draft, NOW)
 
     for start in range(0, len(users), 2):
@@ -87,15 +88,15 @@ async def run(users: int, share: float) -> Table:
         expected = await asyncio.to_thread(populate, ours_dir, users, every, plain, historic)
         await asyncio.to_thread(populate, base_dir, users, every, plain, historic)
         ours, base = make_service(ours_dir), make_service(base_dir)
-        await ours.open()
-        await base.open()
+        await ours.ops.open()
+        await base.ops.open()
         _, _, idle_lags = await with_ticker(lambda: _idle())
         report, seconds, lags = await with_ticker(lambda: _ours(ours))
         base_pruned, base_seconds, base_lags = await with_ticker(lambda: every_memory(base))
         left, base_left = secrets_left(ours_dir / "memory"), secrets_left(base_dir / "memory")
         unchanged = sum(path.read_bytes() == plain for path in (ours_dir / "memory").glob("*.json"))
-        await ours.shutdown(1.0)
-        await base.shutdown(1.0)
+        await ours.ops.shutdown(1.0)
+        await base.ops.shutdown(1.0)
     table.add("expired values dropped (exactly)", f"{report:,}", f"{base_pruned:,}", "", f"{expected:,}",
               passed=report == expected and left == 0 and base_left == 0, hard=True)
     table.add("memories left untouched", f"{unchanged:,}", "", "", f"{users - expected:,}",
@@ -118,7 +119,7 @@ async def _idle() -> int:
 
 
 async def _ours(service: MemoryService) -> int:
-    return (await service.sweep_history(NOW)).pruned
+    return (await sweep_history(service, NOW)).pruned
 
 
 def main(argv: Sequence[str] | None = None) -> int:

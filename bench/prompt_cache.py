@@ -125,7 +125,7 @@ async def replay(name: str, sessions: Sequence[Session], root: Path, *, legacy: 
                 await dispatch(h.bot, "message", h.discord.message(dm, user, said))
             top = session.summary or None
             llm.extract = lambda body, s=session, t=top, r=recent or None: extraction(facts=s.facts, top=t, recent=r)
-            await h.memory.flush(60)
+            await h.memory.ops.flush(60)
             recent = session.summary
         requests = llm.requests(CHAT_MODEL)
         ideal = PrefixCache(block_chars=1)

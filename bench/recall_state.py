@@ -5,7 +5,7 @@
 Each variant runs in a fresh interpreter (`--variant NAME`, started by this benchmark), twice: once with
 `tracemalloc` on, for the bytes still allocated after the replies (precise, and only what the run left behind), and
 once without it, for the growth of the process's resident memory (VmRSS; what an operator sees). Every user gets
-one `Recall.memory_prompt` in a server channel (so every per-place key is made), over the real file storage bundle
+one `Recall.prompt` in a server channel (so every per-place key is made), over the real file storage bundle
 for the privacy and switch records and a one-document stand-in for the memory store (the same small memory for
 every user: what is measured is what the reply path keeps per user, not the store's cache), with a trivial
 selection index (the selector's cache holds at most `MEMORY_CACHE_USERS` indexes whatever they contain; a real
@@ -37,7 +37,7 @@ from bench.baselines import DictKeyIndexRecall, LruKeyIndexRecall
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
 from bot.config import Settings
 from bot.memory.drivers.bundle import build_file_storage
-from bot.memory.models import Fact, MemoryFile, Place, SwitchTarget
+from bot.memory.models import Fact, Location, MemoryFile, Place
 from bot.memory.parts.recall import Recall
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
@@ -94,11 +94,10 @@ async def one_variant(variant: str, users: int, trace: bool) -> dict[str, float]
         }
         recall = {"ours": lambda: Recall(**parts), "lru": lambda: LruKeyIndexRecall(users=cache_users, **parts),
                   "dict": lambda: DictKeyIndexRecall(**parts)}[variant]()
-        place, target = Place.channel(CHANNEL, GUILD), SwitchTarget(GUILD, CHANNEL)
+        where = Location(Place.channel(CHANNEL, GUILD), CHANNEL, guild_id=GUILD, channel_id=CHANNEL)
 
         async def reply(user: int) -> None:
-            prompt = await recall.memory_prompt(user, ["chess on tuesday?"], user_label="Ana", place=place,
-                                                target=target)
+            prompt = await recall.prompt(user, ["chess on tuesday?"], user_label="Ana", where=where)
             assert prompt.fact_ids
 
         for n in range(2 * cache_users):  # warm-up: caches full, every code path run

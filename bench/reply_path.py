@@ -42,7 +42,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.render import render_memory
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy
-from tests.support.engine import file_service, target_for
+from tests.support.engine import file_service, parts, where_in
 
 USER_ID = 412345678901234567
 LLM_CALL_MS = 500.0
@@ -80,8 +80,8 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         service = file_service(
             root, MemoryExtractor(client, model="bench"), policy, selector=FactSelector(top_k=policy.top_k)
         )
-        await service.open()
-        store = service.storage.memories
+        await service.ops.open()
+        store = parts(service).storage.memories
         assert isinstance(store, MemoryStore)
         await store.save(USER_ID, build_memory(n_facts))
         path = store.path_for(USER_ID)
@@ -90,7 +90,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         cycle = itertools.cycle(windows)
 
         async def ours() -> str:
-            return (await service.memory_prompt(USER_ID, next(cycle), user_label="Ana", place=Place.dm(), target=target_for(Place.dm()))).text
+            return (await service.recall.prompt(USER_ID, next(cycle), user_label="Ana", where=where_in(Place.dm()))).text
 
         sample = await ours()  # fits the index for this revision
         total = await time_async_ns(ours, reps=reps, warmup=20)
@@ -98,9 +98,9 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         # Breakdown of the same path, step by step.
         memory, revision = await store.load_with_revision(USER_ID)
         load = await time_async_ns(lambda: store.load_with_revision(USER_ID), reps=reps, warmup=20)
-        select = time_ns(lambda: service.recall.selector.select(str(USER_ID), revision, memory.facts, next(cycle), 15),
+        select = time_ns(lambda: parts(service).recall.selector.select(str(USER_ID), revision, memory.facts, next(cycle), 15),
                          reps=reps, warmup=20)
-        chosen = service.recall.selector.select(str(USER_ID), revision, memory.facts, windows[0], 15)
+        chosen = parts(service).recall.selector.select(str(USER_ID), revision, memory.facts, windows[0], 15)
         render = time_ns(lambda: render_memory(memory, chosen, user_label="Ana", token_budget=policy.token_budget),
                          reps=reps, warmup=20)
 

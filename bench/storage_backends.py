@@ -58,7 +58,7 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
-from tests.support.engine import target_for
+from tests.support.engine import where_in
 from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 500000000000000000
@@ -324,7 +324,7 @@ async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> d
         def prompt(name: str) -> Callable[[], Awaitable[object]]:
             who, what = turns[name]
             service = services[name]
-            return lambda: service.memory_prompt(next(who), next(what), user_label="Ana", place=Place.dm(), target=target_for(Place.dm()))
+            return lambda: service.recall.prompt(next(who), next(what), user_label="Ana", where=where_in(Place.dm()))
 
         def load(name: str, store: MemoryDocuments) -> Callable[[], Awaitable[object]]:
             who = itertools.cycle(users)

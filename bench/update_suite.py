@@ -48,10 +48,10 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
-from bot.memory.models import ConversationKey, Place, SwitchTarget, Turn
+from bot.memory.models import ConversationKey, Location, Place, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.support.engine import close_service, file_service, learn
+from tests.support.engine import close_service, file_service, learn, wait_idle
 from tests.support.llm_server import ChatServer, Response, extraction
 
 CORPUS = Path(__file__).resolve().parent / "corpora" / "updates.json"
@@ -164,7 +164,7 @@ async def run_suite(pairs: Sequence[dict[str, Any]], client: AsyncOpenAI, model:
             clock=clock,
             durable=False,
         )
-        await service.open()
+        await service.ops.open()
         try:
             for index, pair in enumerate(pairs):
                 await run_pair(service, clock, FIRST_USER + index, pair, outcome)
@@ -180,11 +180,11 @@ async def say(service: MemoryService, clock: Clock, user: int, statement: dict[s
     key = ConversationKey(user % 1_000_000, user, Place.dm())
     await learn(service, key, [Turn("user", user, "user", statement["text"], at, turn_id)])
     clock.now = at + EXTRACTION_DELAY
-    await service.wait_idle()
+    await wait_idle(service)
 
 
 async def facts_of(service: MemoryService, user: int) -> dict[str, dict[str, Any]]:
-    memory = await service.show(user)
+    memory = await service.user(user).show()
     return {fact.id: fact.model_dump(mode="json") for fact in memory.facts}
 
 
@@ -225,8 +225,8 @@ async def run_pair(service: MemoryService, clock: Clock, user: int, pair: dict[s
 async def prompt_fact_ids(service: MemoryService, user: int, text: str) -> tuple[str, ...] | None:
     """The fact ids a reply to `text` in a DM would carry, or None when the code has no such call."""
     try:
-        prompt = await service.memory_prompt(
-            user, [text], user_label="user", place=Place.dm(), target=SwitchTarget.dm(user % 1_000_000)
+        prompt = await service.recall.prompt(
+            user, [text], user_label="user", where=Location.dm(user % 1_000_000)
         )
     except TypeError:  # another version's signature
         return None

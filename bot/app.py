@@ -152,7 +152,7 @@ async def start_memory(resources: Resources) -> int:
     try:
         # With PostgreSQL, DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
         ensure_writable_folder(resources.settings.data_dir)
-        return await resources.memory.open()
+        return await resources.memory.ops.open()
     except (RecordsUnreadable, SchemaError, StorageUnavailable, EncryptionRefused) as error:
         raise DataDirError(str(error)) from None
     except OSError as error:

@@ -215,7 +215,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     log.info(
         "starting: chat model %s, memory model %s at %s, memory in %s, %d journaled turns resumed, %s",
         settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
-        resources.memory.where, resumed, bot.shard_plan(),
+        resources.memory.ops.where, resumed, bot.shard_plan(),
     )
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())
@@ -257,7 +257,7 @@ async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None
     deadline = loop.time() + timeout - min(1.0, 0.2 * timeout)  # the rest is for the process to exit
     bot.accepting = False
     flush_budget = max(timeout - 3.0, timeout * 0.65)
-    flushed = await resources.memory.shutdown(flush_budget)
+    flushed = await resources.memory.ops.shutdown(flush_budget)
     try:
         await asyncio.wait_for(bot.close(), timeout=max(0.1, min(2.0, deadline - loop.time() - 0.2)))
     except TimeoutError:

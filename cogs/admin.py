@@ -15,13 +15,12 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.client.switches import switch_target_of
-from bot.memory.models import SwitchTarget
-from bot.memory.service import MemorySwitch
+from bot.client.interactions import may_administer
+from bot.client.locations import location_of
+from bot.memory.doors import MemorySwitch, SwitchesDoor
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
-    from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +34,13 @@ def on_off(value: bool) -> str:
     return "on" if value else "**off**"
 
 
-def may_administer(interaction: discord.Interaction) -> bool:
-    """Manage Server in this server, as Discord resolved it for this very interaction (administrators have it)."""
-    return interaction.guild is not None and interaction.permissions.manage_guild
-
-
-def server_report(memory: MemoryService, guild_id: int) -> str:
-    chosen = memory.guild_switch(guild_id)
+def server_report(switches: SwitchesDoor, guild: discord.Guild) -> str:
+    chosen = switches.guild_switch(guild.id)
     text = (
         f"In this server, learning is {on_off(chosen.learning)} and using memory in replies is "
         f"{on_off(chosen.recall)}."
     )
-    if memory.operator_disabled(SwitchTarget(guild_id, 0)):
+    if switches.operator_disabled(location_of(guild)):
         text += "\nMemory is off here" + OPERATOR_LOCK + "."
     return text
 
@@ -62,7 +56,7 @@ class AdminCog(commands.Cog):
 
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
-        self.memory = bot.resources.memory
+        self.switches = bot.resources.memory.switches
 
     @admin_group.command(name="server", description="Turn learning and/or using memory on or off in this server")
     @app_commands.describe(
@@ -75,22 +69,23 @@ class AdminCog(commands.Cog):
         if not may_administer(interaction) or interaction.guild is None:
             await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
             return
-        guild_id = interaction.guild.id
+        guild = interaction.guild
+        guild_id = guild.id
         if learning is not None or recall is not None:
-            current = self.memory.guild_switch(guild_id)
+            current = self.switches.guild_switch(guild_id)
             wanted = MemorySwitch(
                 learning=current.learning if learning is None else learning,
                 recall=current.recall if recall is None else recall,
             )
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.memory.set_guild_switch(guild_id, learning=wanted.learning, recall=wanted.recall)
+            await self.switches.set_guild(guild_id, learning=wanted.learning, recall=wanted.recall)
             log.info(
                 "memory switches: guild %s learning=%s recall=%s (set by user %s)",
                 guild_id, wanted.learning, wanted.recall, interaction.user.id,
             )
-            await interaction.followup.send(server_report(self.memory, guild_id), ephemeral=True)
+            await interaction.followup.send(server_report(self.switches, guild), ephemeral=True)
             return
-        await interaction.response.send_message(server_report(self.memory, guild_id), ephemeral=True)
+        await interaction.response.send_message(server_report(self.switches, guild), ephemeral=True)
 
     @admin_group.command(name="channel", description="Turn learning on or off in one channel (and its threads)")
     @app_commands.describe(channel="The channel", learning="Learn from conversations in this channel")
@@ -103,21 +98,22 @@ class AdminCog(commands.Cog):
         if channel.guild.id != interaction.guild.id:
             await interaction.response.send_message("That channel is not in this server.", ephemeral=True)
             return
-        target = switch_target_of(channel)
+        where = location_of(channel)
+        channel_id = where.channel_id or channel.id
         if learning is not None:
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.memory.set_channel_learning(target.channel_id, learning=learning)
+            await self.switches.set_channel(channel_id, learning=learning)
             log.info(
                 "memory switches: channel %s of guild %s learning=%s (set by user %s)",
-                target.channel_id, target.guild_id, learning, interaction.user.id,
+                channel_id, where.guild_id, learning, interaction.user.id,
             )
-        chosen = self.memory.channel_learning(target.channel_id)
-        text = f"Learning in <#{target.channel_id}> and its threads is {on_off(chosen)}."
-        effective = self.memory.switch_at(target)
+        chosen = self.switches.channel_learning(channel_id)
+        text = f"Learning in <#{channel_id}> and its threads is {on_off(chosen)}."
+        effective = self.switches.at(where)
         if chosen and not effective.learning:
             reason = (
                 "the bot's operator switched memory off here, which a server cannot override"
-                if self.memory.operator_disabled(target)
+                if self.switches.operator_disabled(where)
                 else "learning is off for the whole server"
             )
             text += f"\nIt stays off in practice: {reason}."

@@ -3,9 +3,9 @@ it when its author does).
 
 Listens to the raw events, so a bulk delete, and a delete or edit of a message discord.py no longer has in its
 cache (older ones, or from before a restart), count as much as any other:
-- a delete hands the ids to `MemoryService.forget_messages`: whoever wrote them, the engine finds what they taught
-  (its message ledger) or what is still on its way, and removes it;
-- an edit of a user's message hands its text as it reads now to `MemoryService.message_edited`, which learns it
+- a delete hands the ids to the engine's events door (`memory.events.deleted`): whoever wrote them, the engine
+  finds what they taught (its message ledger) or what is still on its way, and removes it;
+- an edit of a user's message hands its text as it reads now to `memory.events.edited`, which learns it
   again when the old text was learned or waiting to be (a message still being answered is learned as it reads
   when the answer is done: the chat cog takes its text then). The bot's own edits (a reply streaming in) and
   updates that do not change the text (a link preview appearing) are not edits of anything learned.
@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, TypeVar
 import discord
 from discord.ext import commands
 
-from bot.client.locations import ChannelResolver, message_place
-from bot.client.switches import switch_target_of
-from bot.memory.models import ConversationKey
-from cogs.chat import as_incoming, readable_text
+from bot.client.channels import ChannelResolver
+from bot.client.locations import location_of
+from bot.client.messages import as_incoming, readable_text
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
@@ -39,7 +38,7 @@ _T = TypeVar("_T")
 class DeletesCog(commands.Cog):
     def __init__(self, bot: MemoryBot, *, retry_seconds: tuple[float, ...] = RETRY_SECONDS) -> None:
         self.bot = bot
-        self.memory = bot.resources.memory
+        self.events = bot.resources.memory.events
         self.channels = ChannelResolver(bot, bot.fetch_channel)
         self.retry_seconds = retry_seconds
 
@@ -59,7 +58,7 @@ class DeletesCog(commands.Cog):
     async def _deleted(self, channel_id: int, message_ids: Collection[int]) -> None:
         await self._with_retries(
             f"{len(message_ids)} deleted messages in channel {channel_id}",
-            lambda: self.memory.forget_messages(message_ids),
+            lambda: self.events.deleted(message_ids),
         )
 
     @commands.Cog.listener()
@@ -82,11 +81,9 @@ class DeletesCog(commands.Cog):
         if not await self.channels.admit(message):
             return
         incoming = as_incoming(message, readable_text(message, me.id), is_self=False)
-        key = ConversationKey(message.channel.id, message.author.id, message_place(message))
-        target = switch_target_of(message.channel)
+        where = location_of(message.channel)
         await self._with_retries(
-            f"the edit of message {message.id}",
-            lambda: self.memory.message_edited(key, incoming, target=target, bot_id=me.id),
+            f"the edit of message {message.id}", lambda: self.events.edited(where, incoming, bot_id=me.id)
         )
 
 

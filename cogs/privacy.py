@@ -13,9 +13,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.client.locations import location_of
 from bot.client.privacy_statement import CommandHelp, privacy_statement
-from bot.client.reply_policy import channel_path_of
-from bot.client.switches import switch_target_of
 from bot.ops.housekeeping import Housekeeping
 
 if TYPE_CHECKING:
@@ -84,16 +83,18 @@ class PrivacyCog(commands.Cog):
     @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
     async def privacy(self, interaction: discord.Interaction) -> None:
         resources = self.bot.resources
+        memory = resources.memory
         here = None
         server_name = None
         persona_here = False
         if interaction.guild is not None and interaction.channel is not None:
-            here = resources.memory.switch_at(switch_target_of(interaction.channel))
+            where = location_of(interaction.channel, interaction.guild)
+            here = memory.switches.at(where)
             server_name = interaction.guild.name
-            persona_here = resources.memory.community_at(channel_path_of(interaction.channel)).prompt is not None
+            persona_here = memory.community.at(where).prompt is not None
         text = privacy_statement(
             resources.settings,
-            pending_seconds=resources.memory.longest_pending_seconds(resources.settings.llm_timeout_seconds),
+            pending_seconds=memory.ops.longest_pending_seconds(resources.settings.llm_timeout_seconds),
             commands=user_commands(self.bot.tree),
             here=here,
             server_name=server_name,

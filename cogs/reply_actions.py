@@ -24,11 +24,11 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.chat.concurrency import Busy
-from bot.client.locations import message_place
-from bot.client.switches import switch_target_of
-from bot.memory.models import ConversationKey, IncomingMessage
-from cogs.chat import BUSY_REPLY, LLM_ERROR_REPLY, describe_failure, readable_text
-from cogs.memory import EVERYWHERE
+from bot.client.interactions import EVERYWHERE
+from bot.client.locations import location_of
+from bot.client.messages import describe_failure, readable_text
+from bot.client.notices import BUSY_REPLY, LLM_ERROR_REPLY
+from bot.memory.models import IncomingMessage
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
@@ -78,7 +78,7 @@ class ReplyActionsCog(commands.Cog):
         me = self.bot.user
         if me is None or message.author.id != me.id:
             return NOT_MINE
-        record = await self.memory.reply_record(message.id)
+        record = await self.memory.recall.reply_record(message.id)
         ids = record.message_ids if record is not None else (message.id,)
         first = message if message.id == ids[0] else await self._fetch(message.channel, ids[0]) or message
         asked = await self._answered(first)
@@ -127,7 +127,7 @@ class ReplyActionsCog(commands.Cog):
         if isinstance(reply, str):
             await interaction.followup.send(reply, ephemeral=True)
             return
-        withdrawn = await self.memory.withdraw_reply(reply.user_id, reply.message_ids)  # before it can be learned
+        withdrawn = await self.memory.learning.withdraw_reply(reply.user_id, reply.message_ids)  # before it is learned
         await self._delete_messages(message.channel, reply.message_ids)
         log.info("reply %s deleted at the request of user %s", reply.message_ids[0], reply.user_id)
         text = "Deleted. " + (ALREADY_LEARNED if withdrawn.learned else "Nothing of it will be learned.")
@@ -148,7 +148,7 @@ class ReplyActionsCog(commands.Cog):
                 "The message that reply answered is gone, so I can't answer it again.", ephemeral=True
             )
             return
-        refusal = await chat.community.refusal(asked, always_tell=True)
+        refusal = await chat.policy.refusal(asked, always_tell=True)
         if refusal is not None:
             await interaction.followup.send(refusal.notice or "I can't answer that again now.", ephemeral=True)
             return
@@ -159,11 +159,12 @@ class ReplyActionsCog(commands.Cog):
         """Write and send a new answer to `asked`, then retire the old reply; what to tell the user."""
         me = self.bot.user
         bot_id = me.id if me else None
-        ticket = self.memory.learning_ticket(reply.user_id)
+        ticket = self.memory.learning.ticket(reply.user_id)
         guild_id = asked.guild.id if asked.guild else None
+        where = location_of(asked.channel)
         try:
             async with chat.gate.turn(guild_id) as turn:
-                prompt = await chat.build_prompt(asked, readable_text(asked, bot_id), bot_id)
+                prompt = await chat.build_prompt(asked, readable_text(asked, bot_id), bot_id, where)
                 sent = await chat.generate_and_send(asked, prompt, generated=turn.release)
         except Busy:
             return BUSY_REPLY
@@ -173,20 +174,22 @@ class ReplyActionsCog(commands.Cog):
         except discord.HTTPException as error:
             log.warning("could not send a regenerated reply in channel %s (HTTP %s)", asked.channel.id, error.status)
             return "I couldn't post the new answer here."
-        chat.community.count_reply(reply.user_id, guild_id, prompt.messages, sent.text, sent.tokens)
-        await self.memory.withdraw_reply(reply.user_id, reply.message_ids)
+        chat.policy.count_reply(reply.user_id, guild_id, prompt.messages, sent.text, sent.tokens)
+        await self.memory.learning.withdraw_reply(reply.user_id, reply.message_ids)
         await self._delete_messages(asked.channel, reply.message_ids)
-        await self.memory.record_reply([part.id for part in sent.messages], reply.user_id, prompt.memory, ticket)
+        await self.memory.recall.record_reply(
+            [part.id for part in sent.messages], reply.user_id, prompt.memory, ticket
+        )
         with contextlib.suppress(OSError):  # the answer is out; learning it is a bonus the storage may refuse
-            await self.memory.remember(
-                ConversationKey(asked.channel.id, reply.user_id, message_place(asked)),
+            await self.memory.learning.remember(
+                where,
                 [
                     IncomingMessage(
                         message_id=sent.first.id, author_id=bot_id or 0, author_name="assistant", content=sent.text,
                         created_at=sent.first.created_at, is_self=True, reply_to_id=asked.id,
                     )
                 ],
-                ticket=ticket, target=switch_target_of(asked.channel), bot_id=bot_id,
+                ticket=ticket, bot_id=bot_id,
             )
         log.info("reply to message %s regenerated at the request of user %s", asked.id, reply.user_id)
         return "Here's a new answer; the old one is gone and won't be learned."

@@ -19,9 +19,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.client.reply_policy import channel_path_of, roles_text
-from bot.memory.service import MAX_PROMPT_CHARS, Chosen
-from cogs.admin import may_administer
+from bot.client.interactions import may_administer
+from bot.client.locations import location_of
+from bot.client.reply_policy import roles_text
+from bot.memory.doors import MAX_PROMPT_CHARS, Chosen
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
@@ -63,7 +64,7 @@ class SettingsCog(commands.Cog):
 
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
-        self.memory = bot.resources.memory
+        self.community = bot.resources.memory.community
         self.settings = bot.resources.settings
 
     # --- helpers -------------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ class SettingsCog(commands.Cog):
             return
         place_id, where = target
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await self.memory.set_persona_prompt(interaction.guild.id, place_id, text.strip())
+        await self.community.set_prompt(interaction.guild.id, place_id, text.strip())
         log.info(
             "community settings: prompt set for guild %s place %s (%d characters) by user %s",
             interaction.guild.id, place_id, len(text), interaction.user.id,
@@ -153,7 +154,7 @@ class SettingsCog(commands.Cog):
             return
         place_id, where = target
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await self.memory.set_chat_model(interaction.guild.id, place_id, name)
+        await self.community.set_model(interaction.guild.id, place_id, name)
         log.info(
             "community settings: model %s for guild %s place %s (set by user %s)",
             name, interaction.guild.id, place_id, interaction.user.id,
@@ -183,7 +184,7 @@ class SettingsCog(commands.Cog):
             return
         place_id, where = target
         await interaction.response.defer(ephemeral=True, thinking=True)
-        changed = await self.memory.reset_community(interaction.guild.id, place_id)
+        changed = await self.community.reset(interaction.guild.id, place_id)
         log.info(
             "community settings: reset for guild %s place %s (by user %s)", interaction.guild.id, place_id,
             interaction.user.id,
@@ -208,7 +209,7 @@ class SettingsCog(commands.Cog):
         await interaction.response.send_message(self.describe(interaction.guild, place), ephemeral=True)
 
     def describe(self, guild: discord.Guild, place: object) -> str:
-        choice = self.memory.community_at(channel_path_of(place))
+        choice = self.community.at(location_of(place, guild))
         prompt, model = choice.prompt, choice.model(self.settings.chat_models)
         place_id = getattr(place, "id", None)
         lines = [f"**In {f'<#{place_id}>' if isinstance(place_id, int) else 'this server'}**"]
@@ -223,7 +224,7 @@ class SettingsCog(commands.Cog):
                 "skipped."
             )
         lines.append("-# Memory extraction always uses the operator's memory model and its own fixed instructions.")
-        roles = self.memory.allowed_roles(guild.id)
+        roles = self.community.allowed_roles(guild.id)
         who = f"members with {roles_text(roles)} (and anyone with Manage Server)" if roles else "everyone"
         lines.append(f"**Who may talk to me in this server**: {who} (`/bot-settings roles`)")
         lines.append(f"**DMs**: {self._dm_words(guild.id)} (`/bot-settings dms`)")
@@ -237,7 +238,7 @@ class SettingsCog(commands.Cog):
             return "anyone may DM me (the operator's choice)"
         if policy == "off":
             return "I answer no DMs (the operator's choice)"
-        if self.memory.dms_allowed(guild_id):
+        if self.community.dms_allowed(guild_id):
             return "members of this server may DM me"
         return "membership of this server does not let anyone DM me"
 
@@ -257,21 +258,21 @@ class SettingsCog(commands.Cog):
         if await self._refused(interaction) or interaction.guild is None:
             return
         guild_id = interaction.guild.id
-        current = set(self.memory.allowed_roles(guild_id))
+        current = set(self.community.allowed_roles(guild_id))
         if everyone:
             current.clear()
         if add is not None:
             current.add(add.id)
         if remove is not None:
             current.discard(remove.id)
-        if frozenset(current) != self.memory.allowed_roles(guild_id):
+        if frozenset(current) != self.community.allowed_roles(guild_id):
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.memory.set_allowed_roles(guild_id, frozenset(current))
+            await self.community.set_allowed_roles(guild_id, frozenset(current))
             log.info(
                 "community settings: %d allowed roles in guild %s (set by user %s)", len(current), guild_id,
                 interaction.user.id,
             )
-        listed = self.memory.allowed_roles(guild_id)
+        listed = self.community.allowed_roles(guild_id)
         text = (
             f"In this server only members with {roles_text(listed)} (and anyone with Manage Server) can talk to me."
             if listed else "Everyone in this server can talk to me."
@@ -284,9 +285,9 @@ class SettingsCog(commands.Cog):
         if await self._refused(interaction) or interaction.guild is None:
             return
         guild_id = interaction.guild.id
-        if allow is not None and allow != self.memory.dms_allowed(guild_id):
+        if allow is not None and allow != self.community.dms_allowed(guild_id):
             await interaction.response.defer(ephemeral=True, thinking=True)
-            await self.memory.set_dms_allowed(guild_id, allow)
+            await self.community.set_dms_allowed(guild_id, allow)
             log.info("community settings: DMs %s for guild %s (by user %s)", allow, guild_id, interaction.user.id)
         text = f"DMs: {self._dm_words(guild_id)}."
         if self.settings.effective_dm_policy != "members":
@@ -305,7 +306,7 @@ class SettingsCog(commands.Cog):
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot left (or was removed from) a server: everything its admins set is deleted."""
         try:
-            removed = await self.memory.forget_guild(guild.id)
+            removed = await self.community.forget_guild(guild.id)
         except OSError as error:
             log.warning("could not delete the settings of guild %s (%s)", guild.id, error.strerror or error)
             return

@@ -17,12 +17,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.memory.service import UsageReport
-from cogs.admin import may_administer
+from bot.client.interactions import may_administer
+from bot.memory.doors import BudgetsDoor, UsageReport
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
-    from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ def usage_text(report: UsageReport, *, show_guild: bool) -> str:
 class UsageCog(commands.Cog):
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
-        self.memory: MemoryService = bot.resources.memory
+        self.budgets: BudgetsDoor = bot.resources.memory.budgets
         self._saver: asyncio.Task[None] | None = None
 
     async def cog_load(self) -> None:
@@ -71,13 +70,13 @@ class UsageCog(commands.Cog):
     async def _save_periodically(self) -> None:
         while True:
             await asyncio.sleep(SAVE_EVERY_SECONDS)
-            await self.memory.save_usage()  # logs and carries on when the storage fails
+            await self.budgets.save()  # logs and carries on when the storage fails
 
     @app_commands.command(name="usage", description="How many tokens you used with me today, and your daily budget")
     @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
     async def usage(self, interaction: discord.Interaction) -> None:
         guild_id = interaction.guild.id if interaction.guild is not None else None
-        report = self.memory.usage_today(interaction.user.id, guild_id)
+        report = self.budgets.report(interaction.user.id, guild_id)
         text = usage_text(report, show_guild=guild_id is not None and may_administer(interaction))
         await interaction.response.send_message(text, ephemeral=True)
 

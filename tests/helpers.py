@@ -41,6 +41,7 @@ from bot.memory.models import Fact, MemoryFile
 from bot.memory.service import MemoryService
 from cogs.chat import ChatCog
 from cogs.memory import MemoryCog
+from tests.support.engine import parts, wait_idle
 from tests.support.llm_server import ChatServer, RecordedRequest, Response, extraction, reply
 
 BOT_ID = 424242424242424242
@@ -719,14 +720,14 @@ class Harness:
 
     async def settle(self) -> None:
         """Wait until every debounced update has been extracted and saved."""
-        await self.memory.wait_idle()
+        await wait_idle(self.memory)
 
     async def close(self) -> None:
         """Stop the bot (idempotent); pending updates are dropped, as a crash would (the journal keeps them)."""
         if self.bot.is_closed():
             return
-        await self.memory.learning.debouncer.close()
-        await self.memory.storage.close()  # the takeover sweep stops, then the pool closes
+        await parts(self.memory).learning.debouncer.close()
+        await parts(self.memory).storage.close()  # the takeover sweep stops, then the pool closes
         await self.bot.close()
         await self.resources.aclose()
 
@@ -776,6 +777,6 @@ async def seed_memory(
         section = getattr(in_place.user, name, None) or getattr(in_place.history, name)
         section.summary = text
     stored.set_place_memory(place, in_place)
-    await memory.storage.memories.save(user_id, stored)
+    await parts(memory).storage.memories.save(user_id, stored)
     return stored
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bot.console.commands import FLUSH_WAIT_SECONDS, MemoryState, flush_summary, parse_command
-from bot.memory.service import FlushReport
+from bot.memory.doors import FlushReport
 from tests.helpers import memory_text
 from tests.support.llm_server import ChatServer, error, extraction, raw_body, reply, stall
 from tests.test_process import assert_one_clean_line, clean_env, facts_of

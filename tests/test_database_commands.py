@@ -30,8 +30,8 @@ from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.drivers.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.drivers.files.legacy import MODES_FILE, PAUSES_FILE
 from bot.memory.drivers.files.replies import REPLIES_FILE, ReplyLog
+from bot.memory.drivers.import_files import IMPORTED_ID_PREFIX
 from bot.memory.drivers.interfaces import PendingTurn, ReplyRecord
-from bot.memory.drivers.pg.importer import IMPORTED_ID_PREFIX
 from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.drivers.pg.schema import LATEST_VERSION, MIGRATIONS
 from bot.memory.drivers.pg.turns import PostgresTurnQueue

@@ -5,6 +5,9 @@ failed button at "This interaction failed". The command tree's and the views' er
 failure with a short private message (a follow-up when the interaction was already answered) and log one line:
 which command, which user id, what went wrong and where, never the message or memory text. The traceback is
 kept for LOG_LEVEL=DEBUG. Views that do work in their buttons subclass `SafeView`.
+
+A request the memory engine refuses on purpose (`InvalidRequest`: an unknown fact id, minutes out of range, text
+that cannot be stored) is not a failure: its one line is the answer, so commands need not catch it themselves.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.memory.errors import InvalidRequest
+
 log = logging.getLogger(__name__)
 
+EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
 APOLOGY = "Sorry, something went wrong on my side and that didn't work. Please try again in a moment."
 OUTDATED = "This command changed since your Discord app loaded it. Please try again in a minute."
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def failure_summary(error: BaseException) -> str:
@@ -38,8 +44,16 @@ def failure_summary(error: BaseException) -> str:
     return f"{text} (at {where})" if where else text
 
 
+def may_administer(interaction: discord.Interaction[Any]) -> bool:
+    """Manage Server in this server, as Discord resolved it for this very interaction (administrators have it)."""
+    return interaction.guild is not None and interaction.permissions.manage_guild
+
+
 def user_reply(error: app_commands.AppCommandError) -> tuple[str, int]:
     """What to tell the user about a failed command, and how loudly to log it."""
+    original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+    if isinstance(original, InvalidRequest):
+        return str(original), logging.DEBUG
     if isinstance(error, app_commands.MissingPermissions | app_commands.MissingAnyRole | app_commands.MissingRole):
         return "You don't have the permission this command needs.", logging.INFO
     if isinstance(error, app_commands.BotMissingPermissions):

@@ -1,5 +1,10 @@
-"""Where a message was said, as the memory engine's `Place`, and places in words for people.
+"""Where a message was said, as the memory engine's `Location`: the one translator from Discord objects.
 
+A `Location` carries everything a rule about "where" reads: the memory place, the conversation its turns are
+batched by, the server and channel whose memory switches count, and the thread, channel and category the community
+settings are looked up along. The chat, the commands and the event listeners all build it here, once per message.
+
+The place (who can read it):
 - A DM (no server) is `dm`.
 - A server channel, or a public thread of one, that the server's @everyone role can read is the server's public
   place, `guild:<server id>`: anyone who joins can read it.
@@ -9,25 +14,19 @@
 - A channel the bot cannot view reaches it as a hidden placeholder (Discord's channel obfuscation: the name replaced
   by `___hidden___`, a `CHANNEL_OBFUSCATED` flag, the other fields redacted or synthetic, such as a rule denying
   @everyone). Its permissions say nothing about its audience, so it, and every thread in it, is restricted, and
-  the chat never answers or learns there (`ChannelResolver.admit`). Its name is never shown.
+  the chat never answers or learns there (`bot.client.channels.ChannelResolver.admit`). Its name is never shown.
 
-`ChannelResolver` also gives a message in a channel discord.py has not cached (a `PartialMessageable`, typically a
-thread) its real channel, fetched once and kept, so the thread's parent decides its place and its memory switches;
-when it cannot be fetched the message is neither answered nor learned from: the safe answer.
+Switches follow channels: a thread counts as its parent channel. Community settings follow the path thread →
+channel → category → server; a category or a server passed itself is that level.
 """
 
 from __future__ import annotations
 
-import logging
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import discord
 
-from bot.memory.models import DM_PLACE, Place
-
-log = logging.getLogger(__name__)
+from bot.memory.models import DM_PLACE, Location, Place
 
 HIDDEN_CHANNEL_NAME = "___hidden___"
 OBFUSCATED_FLAG = 1 << 17  # Discord's CHANNEL_OBFUSCATED channel flag
@@ -52,7 +51,7 @@ def _hidden(channel: object) -> bool:
     return getattr(channel, "name", None) == HIDDEN_CHANNEL_NAME
 
 
-def place_of(channel: object, guild: discord.Guild | None) -> Place:
+def _place_of(channel: object, guild: discord.Guild | None) -> Place:
     """The place of a message (or an interaction) in `channel` of `guild`."""
     if guild is None:
         return Place.dm()
@@ -71,8 +70,32 @@ def place_of(channel: object, guild: discord.Guild | None) -> Place:
     return Place.channel(int(getattr(restricted, "id", 0)), guild.id)
 
 
-def message_place(message: discord.Message) -> Place:
-    return place_of(message.channel, message.guild)
+def _id_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def location_of(channel: object, guild: discord.Guild | None = None) -> Location:
+    """Where a message or command in `channel` (a discord.py channel, thread, category or DM channel; or a server
+    itself) happened. `guild` is the interaction's server where the channel does not say (a partial channel)."""
+    if isinstance(channel, discord.Guild):
+        return Location(Place.guild(channel.id), guild_id=channel.id)
+    guild = getattr(channel, "guild", None) or guild
+    conversation = _id_or_none(getattr(channel, "id", None)) or 0
+    if guild is None:
+        return Location.dm(conversation)
+    place = _place_of(channel, guild)
+    if isinstance(channel, discord.Thread):
+        parent_id = _id_or_none(channel.parent_id)
+        return Location(
+            place, conversation, guild_id=guild.id, channel_id=parent_id, thread_id=channel.id,
+            category_id=_id_or_none(getattr(channel.parent, "category_id", None)),
+        )
+    if isinstance(channel, discord.CategoryChannel):
+        return Location(place, conversation, guild_id=guild.id, category_id=channel.id)
+    return Location(
+        place, conversation, guild_id=guild.id, channel_id=conversation,
+        category_id=_id_or_none(getattr(channel, "category_id", None)),
+    )
 
 
 def _everyone_can_read(channel: discord.abc.GuildChannel, guild: discord.Guild) -> bool:
@@ -103,56 +126,3 @@ def place_name(key: str, cache: _Cache) -> str:
             return f"private channel {number}"
         return f"#{name} ({server})" if server else f"#{name}"
     return key
-
-
-FetchChannel = Callable[[int], Awaitable[object]]
-
-
-class _Channels(Protocol):
-    def get_channel(self, channel_id: int, /) -> object: ...
-
-
-class ChannelResolver:
-    """Gives messages in channels discord.py has not cached their real channel, and says where the chat must stay
-    silent. `fetch` is the client's `fetch_channel`; what it returns is kept (a bounded cache), so a busy uncached
-    thread costs one request, not one per message."""
-
-    def __init__(self, client: _Channels, fetch: FetchChannel, *, cache_size: int = 1024) -> None:
-        self._client = client
-        self._fetch = fetch
-        self._cache: OrderedDict[int, object] = OrderedDict()
-        self._cache_size = cache_size
-
-    async def admit(self, message: discord.Message) -> bool:
-        """Make `message.channel` the real channel when it is a `PartialMessageable`; False when the chat must
-        neither answer nor learn: a server channel that cannot be resolved, or a hidden placeholder."""
-        channel: object = message.channel
-        if isinstance(channel, discord.PartialMessageable):
-            if channel.guild_id is None:
-                return True  # a DM discord.py has not cached: no server, no switches, the place is `dm`
-            resolved = await self._resolve(channel.id)
-            if resolved is None or message.guild is None:
-                log.info("ignoring a message in channel %s: its channel could not be resolved", channel.id)
-                return False
-            message.channel = resolved  # type: ignore[assignment]
-            channel = resolved
-        if message.guild is not None and is_hidden_placeholder(channel):
-            log.info("ignoring a message in channel %s: the bot cannot view that channel", message.channel.id)
-            return False
-        return True
-
-    async def _resolve(self, channel_id: int) -> object | None:
-        known = self._client.get_channel(channel_id) or self._cache.get(channel_id)
-        if known is None:
-            try:
-                known = await self._fetch(channel_id)
-            except discord.HTTPException as error:
-                log.info("could not fetch channel %s (HTTP %s)", channel_id, error.status)
-                return None
-        if not isinstance(known, discord.abc.GuildChannel | discord.Thread):
-            return None
-        self._cache[channel_id] = known
-        self._cache.move_to_end(channel_id)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return known

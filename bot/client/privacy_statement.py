@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bot.config import Settings
-from bot.memory.service import MemorySwitch
+from bot.memory.doors import MemorySwitch
 
 
 def endpoint_name(settings: Settings) -> str:

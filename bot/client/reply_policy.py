@@ -1,9 +1,9 @@
-"""The community side of a reply, shared by the chat cog and the reply actions: which persona prompt and chat model
+"""The policy a reply follows, shared by the chat cog and the reply actions: which persona prompt and chat model
 apply where a message was written (`/bot-settings`), who may talk to the bot (`DM_POLICY`, a server's allowed
-roles) and today's token budgets (`USER_DAILY_TOKENS`, `GUILD_DAILY_TOKENS`).
+roles) and today's token budgets (`USER_DAILY_TOKENS`, `GUILD_DAILY_TOKENS`), and the count of what a reply spent.
 
-The admins' choices live in the memory engine's storage and are read through its front door; this module turns
-Discord objects into the plain values it takes and words its answers. Lookup for a reply: thread, its channel, the
+The admins' choices live in the memory engine's storage and are read through its doors (`community`, `budgets`);
+this module words the answers. Lookup for a reply: thread, its channel, the
 channel's category, the server, then the operator's environment (`SYSTEM_PROMPT`, `CHAT_MODEL`). A model an admin
 chose that the operator has since removed from `ALLOWED_CHAT_MODELS` is skipped, not used.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,9 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.concurrency import NoticeThrottle
 from bot.chat.model import CallTokens
-from bot.memory.service import ChannelPath, Chosen, Exceeded, estimate_tokens
+from bot.memory.doors import Chosen, Exceeded, estimate_tokens
+from bot.memory.models import Location
+from bot.storage.lru import LruCache
 
 if TYPE_CHECKING:
     from bot.client.memory_bot import MemoryBot
@@ -45,30 +46,6 @@ DMS_OFF = "I don't answer direct messages here. Talk to me in a server instead."
 DMS_MEMBERS_ONLY = (
     "I only answer direct messages from members of a server I'm in. Talk to me in a server we share instead."
 )
-
-
-def _id_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def channel_path_of(channel: object) -> ChannelPath:
-    """Where a message or command was written, for the settings lookup: its server, and its thread, channel and
-    the channel's category where they apply (a category passed itself counts as a category)."""
-    guild = getattr(channel, "guild", None)
-    if guild is None:
-        return ChannelPath(None)
-    if isinstance(channel, discord.Thread):
-        parent = channel.parent
-        return ChannelPath(
-            guild.id, thread_id=channel.id, channel_id=_id_or_none(channel.parent_id),
-            category_id=_id_or_none(getattr(parent, "category_id", None)),
-        )
-    if isinstance(channel, discord.CategoryChannel):
-        return ChannelPath(guild.id, category_id=channel.id)
-    return ChannelPath(
-        guild.id, channel_id=_id_or_none(getattr(channel, "id", None)),
-        category_id=_id_or_none(getattr(channel, "category_id", None)),
-    )
 
 
 def may_talk(member: object, roles: frozenset[int]) -> bool:
@@ -124,19 +101,20 @@ def _texts(messages: Sequence[ChatCompletionMessageParam]) -> list[str]:
     return texts
 
 
-class Community:
+class ReplyPolicy:
     def __init__(self, bot: MemoryBot) -> None:
         self.bot = bot
         self.settings = bot.resources.settings
         self.memory = bot.resources.memory
         self.notices = NoticeThrottle(NOTICE_EVERY_SECONDS)
-        self._verdicts: OrderedDict[int, tuple[bool, float]] = OrderedDict()
-        self._seen_in: OrderedDict[int, list[int]] = OrderedDict()
+        self._verdicts: LruCache[int, tuple[bool, float]] = LruCache(SEEN_USERS)
+        self._seen_in: LruCache[int, list[int]] = LruCache(SEEN_USERS)
 
     # --- persona and model ---------------------------------------------------------------------------------
 
-    def reply_setup(self, channel: object) -> ReplySetup:
-        choice = self.memory.community_at(channel_path_of(channel))
+    def reply_setup(self, where: Location) -> ReplySetup:
+        """The persona and model set where the message was written, or the operator's environment."""
+        choice = self.memory.community.at(where)
         prompt, model = choice.prompt, choice.model(self.settings.chat_models)
         return ReplySetup(
             system_prompt=prompt.value if prompt else self.settings.system_prompt,
@@ -157,11 +135,11 @@ class Community:
                 return self._refuse(author.id, DMS_OFF if off else DMS_MEMBERS_ONLY, learn=False, tell=always_tell)
         else:
             self._saw(author.id, message.guild.id)
-            roles = self.memory.allowed_roles(message.guild.id)
+            roles = self.memory.community.allowed_roles(message.guild.id)
             if not may_talk(author, roles):
                 text = f"In this server, only members with these roles can talk to me: {roles_text(roles)}."
                 return self._refuse(author.id, text, learn=False, tell=always_tell)
-        exceeded = self.memory.budget_exceeded(author.id, message.guild.id if message.guild else None)
+        exceeded = self.memory.budgets.exceeded(author.id, message.guild.id if message.guild else None)
         if exceeded is None:
             return None
         log.info("budget: no reply to user %s, the %s's daily budget is used up", author.id, exceeded.scope)
@@ -171,34 +149,30 @@ class Community:
         return Refusal(text if tell or self.notices.should_tell(user_id) else None, learn)
 
     def _saw(self, user_id: int, guild_id: int) -> None:
-        guilds = self._seen_in.pop(user_id, [])
-        self._seen_in[user_id] = [guild_id, *(g for g in guilds if g != guild_id)][:8]
-        while len(self._seen_in) > SEEN_USERS:
-            self._seen_in.popitem(last=False)
+        guilds = self._seen_in.peek(user_id) or []
+        self._seen_in.put(user_id, [guild_id, *(g for g in guilds if g != guild_id)][:8])
 
     async def dm_allowed(self, user_id: int) -> bool:
         policy = self.settings.effective_dm_policy
         if policy != "members":
             return policy == "all"
         now = time.monotonic()
-        cached = self._verdicts.get(user_id)
+        cached = self._verdicts.peek(user_id)
         if cached is not None and cached[1] > now:
             return cached[0]
         allowed = await self._member_somewhere(user_id)
-        self._verdicts[user_id] = (allowed, now + (MEMBER_VERDICT_SECONDS if allowed else NOT_MEMBER_VERDICT_SECONDS))
-        self._verdicts.move_to_end(user_id)
-        while len(self._verdicts) > SEEN_USERS:
-            self._verdicts.popitem(last=False)
+        lasts = MEMBER_VERDICT_SECONDS if allowed else NOT_MEMBER_VERDICT_SECONDS
+        self._verdicts.put(user_id, (allowed, now + lasts))
         log.info("DM policy: user %s %s", user_id, "admitted as a member" if allowed else "is no member; refused")
         return allowed
 
     async def _member_somewhere(self, user_id: int) -> bool:
         guilds = {guild.id: guild for guild in self.bot.guilds}
-        order = [g for g in self._seen_in.get(user_id, []) if g in guilds]
+        order = [g for g in self._seen_in.peek(user_id) or [] if g in guilds]
         order += [g for g in guilds if g not in order]
         lookups = 0
         for guild_id in order:
-            if not self.memory.dms_allowed(guild_id):
+            if not self.memory.community.dms_allowed(guild_id):
                 continue
             guild = guilds[guild_id]
             member: object = guild.get_member(user_id)
@@ -210,7 +184,7 @@ class Community:
                     member = await guild.fetch_member(user_id)
                 except discord.HTTPException:
                     continue
-            if may_talk(member, self.memory.allowed_roles(guild_id)):
+            if may_talk(member, self.memory.community.allowed_roles(guild_id)):
                 return True
         return False
 
@@ -226,7 +200,7 @@ class Community:
     ) -> None:
         """Count one reply's tokens for the budgets: as the endpoint reported them, or estimated when it did not."""
         if tokens is not None and tokens.total > 0:
-            self.memory.count_tokens("chat", user_id=user_id, guild_id=guild_id, tokens=tokens.total)
+            self.memory.budgets.count("chat", user_id=user_id, guild_id=guild_id, tokens=tokens.total)
             return
         estimate = estimate_tokens(_texts(messages), messages=len(messages)) + estimate_tokens([answer])
-        self.memory.count_tokens("chat", user_id=user_id, guild_id=guild_id, tokens=estimate, estimated=True)
+        self.memory.budgets.count("chat", user_id=user_id, guild_id=guild_id, tokens=estimate, estimated=True)

@@ -4,7 +4,8 @@ Every line that starts with `/` is a command and never reaches the model (an unk
 or `/forget fact_…` is never learned as chat); `//` sends a line that starts with `/` to the model. Options are
 written as on Discord (`/forget fact:fact_1a2b3c4d`, `/remember text:... everywhere:true`) or plainly (`/forget
 fact_1a2b3c4d`, `/remember I like tea`); `/memory show` works as well as `/show`. Forgetting everything asks for a
-confirmation, as Discord's button does. Only the engine's front door (`MemoryService`) is called.
+confirmation, as Discord's button does. Only the engine's doors are called: the user's own (`memory.user(id)`),
+`recall` for what a reply used and `ops` for `/flush`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bot.memory.doors import (
+    PAUSE,
+    FlushReport,
+    ForgetEverything,
+    ForgetFact,
+    ForgetMinutes,
+    ForgetSection,
+    Fresh,
+    Incognito,
+    Resume,
+)
+from bot.memory.errors import InvalidRequest
 from bot.memory.models import SECTION_NAMES, MemoryFile, Place
 from bot.memory.pipeline.render import SECTION_LABELS, memory_as_text
-from bot.memory.service import FlushReport, InvalidRequest, MemoryService
+from bot.memory.service import MemoryService
 
 FLUSH_WAIT_SECONDS = 20.0
 CONFIRM_WORDS = frozenset({"yes", "y"})
@@ -183,6 +196,7 @@ class ConsoleCommands:
         self, memory: MemoryService, *, user_id: int, place: Place, endpoint: str, ask: Ask, say: Say
     ) -> None:
         self.memory = memory
+        self.mine = memory.user(user_id)
         self.user_id = user_id
         self.place = place
         self.endpoint = endpoint
@@ -217,9 +231,9 @@ class ConsoleCommands:
         self.say(help_text())
 
     async def show(self, command: Command) -> None:
-        memory = await self.memory.show(self.user_id)
+        memory = await self.mine.show()
         needle = (command.options.get("search") or command.rest).casefold()
-        paused = " (learning is paused: /resume turns it back on)" if self.memory.is_paused(self.user_id) else ""
+        paused = " (learning is paused: /resume turns it back on)" if self.mine.privacy.incognito else ""
         if memory.is_empty():
             self.say(f"(I do not remember anything yet){paused}")
             return
@@ -230,11 +244,11 @@ class ConsoleCommands:
         self.say(memory_as_text(memory) + (f"\n{paused.strip()}" if paused else ""))
 
     async def recalled(self, command: Command) -> None:
-        record = await self.memory.reply_record(self.last_reply_id) if self.last_reply_id is not None else None
+        record = await self.memory.recall.reply_record(self.last_reply_id) if self.last_reply_id is not None else None
         if record is None:
             self.say("(no reply yet in this session)")
             return
-        items = await self.memory.recalled(self.user_id, record)
+        items = await self.mine.recalled(record)
         if not items:
             self.say("(my last reply used nothing I remember about you)")
             return
@@ -249,24 +263,24 @@ class ConsoleCommands:
     async def remember(self, command: Command) -> None:
         text = command.options.get("text") or command.rest
         everywhere = _flag(command.options["everywhere"], "everywhere") if "everywhere" in command.options else False
-        fact = await self.memory.add_fact(self.user_id, text, place=self.place, everywhere=everywhere)
+        fact = await self.mine.add(text, place=self.place, everywhere=everywhere)
         self.say(f"(remembered as {fact.id}{', used everywhere' if fact.shared else ''}: {fact.content})")
 
     async def edit(self, command: Command) -> None:
         fact_id, text = self._fact_id(command), command.options.get("text", "")
         if not text and "fact" not in command.options:  # plain form: /edit <id> <text>
             text = command.rest.partition(" ")[2]
-        fact = await self.memory.edit_fact(self.user_id, fact_id, text)
+        fact = await self.mine.edit(fact_id, text)
         self.say(f"(corrected {fact.id}: {fact.content})")
 
     async def share(self, command: Command) -> None:
         fact_id = self._fact_id(command)
-        changed = await self.memory.set_shared(self.user_id, fact_id, True)
+        changed = await self.mine.share(fact_id, True)
         self.say(self._shared_line(fact_id, changed, "shared: I can now use it everywhere", "was already shared"))
 
     async def unshare(self, command: Command) -> None:
         fact_id = self._fact_id(command)
-        changed = await self.memory.set_shared(self.user_id, fact_id, False)
+        changed = await self.mine.share(fact_id, False)
         self.say(self._shared_line(fact_id, changed, "unshared: used again only where I learned it", "was not shared"))
 
     @staticmethod
@@ -297,17 +311,18 @@ class ConsoleCommands:
             return
         (kind, value), = chosen.items()
         if kind == "fact":
-            removed = await self.memory.forget_fact(self.user_id, value)
-            self.say(f"(forgotten: {value})" if removed else f"(you have no fact with the id {value})")
+            removed = await self.mine.forget(ForgetFact(value))
+            self.say(f"(forgotten: {value})" if removed.facts else f"(you have no fact with the id {value})")
         elif kind == "section":
             if value not in SECTION_NAMES:
                 raise CommandError(f"there is no summary called {value}; they are {', '.join(SECTION_NAMES)}")
-            cleared = await self.memory.forget_section(self.user_id, value)
+            cleared = await self.mine.forget(ForgetSection(value))
             label = SECTION_LABELS.get(value, value)
-            self.say(f"(cleared the {label} summary)" if cleared else f"(the {label} summary was already empty)")
+            done = f"(cleared the {label} summary)"
+            self.say(done if cleared.sections else f"(the {label} summary was already empty)")
         else:
             minutes = _number(value, "minutes")
-            report = await self.memory.forget_since(self.user_id, minutes)
+            report = await self.mine.forget(ForgetMinutes(minutes))
             if not (report.facts or report.sections or report.turns):
                 self.say(f"(I learned nothing from you in the last {minutes} minutes: nothing to forget)")
             else:
@@ -321,14 +336,15 @@ class ConsoleCommands:
         if answer is None or answer.strip().lower() not in CONFIRM_WORDS:
             self.say("(cancelled: your memory is unchanged)")
             return
-        existed = await self.memory.forget_all(self.user_id)
-        self.say("(done: I have forgotten everything I knew about you)" if existed else "(done: I had nothing stored)")
+        forgotten = await self.mine.forget(ForgetEverything())
+        done = "(done: I have forgotten everything I knew about you)"
+        self.say(done if forgotten.any_memory else "(done: I had nothing stored)")
 
     # --- export ---------------------------------------------------------------------------------------------
 
     async def export(self, command: Command) -> None:
         path = Path(command.options.get("file") or command.rest or f"memory-{self.user_id}.json").expanduser()
-        data = await self.memory.export(self.user_id)
+        data = await self.mine.export()
         try:  # a new file, readable by its owner only: it holds everything the bot knows about them
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -343,20 +359,20 @@ class ConsoleCommands:
 
     async def incognito(self, command: Command) -> None:
         minutes = self._minutes(command)
-        await self.memory.set_incognito(self.user_id, minutes)
+        await self.mine.set_mode(Incognito(minutes))
         self.say(f"(incognito: I learn nothing from you {self._until(minutes)}; what was waiting is dropped)")
 
     async def fresh(self, command: Command) -> None:
         minutes = self._minutes(command)
-        await self.memory.set_fresh(self.user_id, minutes)
+        await self.mine.set_mode(Fresh(minutes))
         self.say(f"(fresh: my replies use none of your memory {self._until(minutes)}; nothing is deleted)")
 
     async def pause(self, command: Command) -> None:
-        changed = await self.memory.set_paused(self.user_id, True)
+        changed = not (await self.mine.set_mode(PAUSE)).before.paused
         self.say("(paused: I learn nothing new until /resume)" if changed else "(learning was already paused)")
 
     async def resume(self, command: Command) -> None:
-        changed = await self.memory.resume(self.user_id)
+        changed = (await self.mine.set_mode(Resume())).before.anything_on
         self.say(
             "(resumed: I learn from you again and my replies use what I remember)"
             if changed else "(nothing to resume: learning was on and replies already use your memory)"
@@ -378,7 +394,7 @@ class ConsoleCommands:
 
     async def flush(self, command: Command) -> None:
         self.say(f"(learning from what is pending; up to {FLUSH_WAIT_SECONDS:.0f}s…)")
-        before = MemoryState.of(await self.memory.show(self.user_id))
-        report = await self.memory.flush(FLUSH_WAIT_SECONDS)
-        after = MemoryState.of(await self.memory.show(self.user_id))
+        before = MemoryState.of(await self.mine.show())
+        report = await self.memory.ops.flush(FLUSH_WAIT_SECONDS)
+        after = MemoryState.of(await self.mine.show())
         self.say(flush_summary(report, before, after, endpoint=self.endpoint))

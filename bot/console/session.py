@@ -35,10 +35,10 @@ from bot.chat.conversation import (
 from bot.chat.model import UnusableAnswer
 from bot.config import Settings, describe_endpoint
 from bot.console.commands import HELP, ConsoleCommands, parse_command
-from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget
+from bot.memory.models import IncomingMessage, Location
 
 CONSOLE_CONVERSATION_ID = 1
-CONSOLE_TARGET = SwitchTarget.dm(CONSOLE_CONVERSATION_ID)  # a DM: no server switch applies
+CONSOLE_HERE = Location.dm(CONSOLE_CONVERSATION_ID)  # private, like a DM: no server switch applies
 BOT_ID = 2
 LOG_FILE = "console.log"
 MAX_ERROR_CHARS = 300
@@ -113,7 +113,6 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
-    key = ConversationKey(CONSOLE_CONVERSATION_ID, user_id, Place.dm())  # private, like a DM
     endpoint = describe_endpoint(settings.openai_base_url)
     secrets = [key_value for key_value in [settings.api_key_value()] if len(key_value) >= 6]
     history: list[HistoryEntry] = []
@@ -121,9 +120,11 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     ids = itertools.count(int(time.time() * 1000))
     prepare_terminal()
     reader = _StdinReader()
-    commands = ConsoleCommands(memory, user_id=user_id, place=key.place, endpoint=endpoint, ask=reader.read, say=_say)
+    commands = ConsoleCommands(
+        memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say
+    )
     _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
-    _say(f"(memory in {memory.where}; the log goes to {settings.data_dir / LOG_FILE})")
+    _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
     while True:
         line = await reader.read(f"{name}> ")
         if line is None:
@@ -138,10 +139,10 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             continue
         if text.startswith("//"):  # a message that starts with a slash
             text = text[1:]
-        ticket = memory.learning_ticket(user_id)
+        ticket = memory.learning.ticket(user_id)
         current = HistoryEntry(user_id, name, text)
-        prompt = await memory.memory_prompt(
-            user_id, recent_texts(history, current), user_label=name, place=key.place, target=CONSOLE_TARGET
+        prompt = await memory.recall.prompt(
+            user_id, recent_texts(history, current), user_label=name, where=CONSOLE_HERE
         )
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
                                 memory_profile=prompt.profile)
@@ -162,8 +163,8 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             IncomingMessage(user_id_msg, user_id, name, text, now),
             IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
         ]
-        await memory.remember(key, exchange, ticket=ticket, target=CONSOLE_TARGET, bot_id=BOT_ID)
-        await memory.record_reply([bot_id_msg], user_id, prompt, ticket)  # for /recalled, as for a Discord reply
+        await memory.learning.remember(CONSOLE_HERE, exchange, ticket=ticket, bot_id=BOT_ID)
+        await memory.recall.record_reply([bot_id_msg], user_id, prompt, ticket)  # for /recalled, as for a Discord reply
         commands.last_reply_id = bot_id_msg
 
 
@@ -189,7 +190,7 @@ async def run_console(settings: Settings, *, user_id: int, name: str) -> int:
         chat.cancel()
         await asyncio.wait({chat})  # let a cancelled reply unwind; never raises
         print("\nSaving what I learned…", flush=True)
-        await resources.memory.shutdown(settings.shutdown_timeout_seconds)
+        await resources.memory.ops.shutdown(settings.shutdown_timeout_seconds)
         await resources.aclose()
     if not chat.cancelled() and (failure := chat.exception()) is not None:
         raise failure  # after saving: a crash in the chat does not cost what was learned before it

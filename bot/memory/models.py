@@ -426,13 +426,29 @@ class ConversationKey:
 
 
 @dataclass(frozen=True, slots=True)
-class SwitchTarget:
-    """Where the memory switches of a message apply: its server (None in DMs) and the channel whose switch counts
-    (a thread's parent). Not a `Place`: switches follow channels, places follow who can read them."""
+class Location:
+    """Where a message was said or a command used: the one value every rule about "where" reads.
 
-    guild_id: int | None
-    channel_id: int
+    - `place`: who can read it, the key memory is learned and used under (`bot.memory.rules.places`);
+    - `conversation_id`: the channel or thread its turns are batched by (0 where there is none);
+    - `guild_id` and `channel_id`: the server (None in DMs) and the channel whose memory switches count (a thread's
+      parent; None for a server or a category itself);
+    - `thread_id` and `category_id`: with the channel and the server, the path community settings are looked up
+      along, most specific first (`bot.memory.records.community_settings`).
+    Built from Discord objects by one translator (`bot.client.locations.location_of`); the engine only compares."""
+
+    place: Place = Place()
+    conversation_id: int = 0
+    guild_id: int | None = None
+    channel_id: int | None = None
+    thread_id: int | None = None
+    category_id: int | None = None
 
     @classmethod
-    def dm(cls, channel_id: int = 0) -> SwitchTarget:
-        return cls(None, channel_id)
+    def dm(cls, conversation_id: int = 0) -> Location:
+        """A direct conversation with the bot: no server, so no switch or community setting applies."""
+        return cls(Place.dm(), conversation_id)
+
+    def key(self, user_id: int) -> ConversationKey:
+        """The debounce key of `user_id`'s turns said here."""
+        return ConversationKey(self.conversation_id, user_id, self.place)

@@ -28,7 +28,7 @@ from bot.memory.drivers.encryption import (
     rotate_files,
     rotate_postgres,
 )
-from bot.memory.drivers.pg.importer import (
+from bot.memory.drivers.import_files import (
     IMPORT_APPLICATION_NAME,
     ImportRefused,
     ImportReport,

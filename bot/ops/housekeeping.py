@@ -57,11 +57,11 @@ class Housekeeping:
             step = min(until_sweep, self.save_every_seconds)
             await self._sleep(step)
             until_sweep -= step
-            await self.memory.save_activity()
+            await self.memory.ops.save_activity()
             if until_sweep <= 0:
                 until_sweep = self.sweep_every_seconds
                 try:
-                    await self.memory.sweep_retention()
+                    await self.memory.ops.sweep()
                 except Exception:  # a bad round must not end the schedule
                     log.exception("retention sweep failed; the next one runs as planned")
                 self.sweeps += 1

@@ -125,19 +125,19 @@ class _Collector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         m = self.metrics
-        engine = m.memory.snapshot()
+        snapshot = m.memory.ops.snapshot()
         replies = CounterMetricFamily("memorybot_replies", "Replies, by outcome.", labels=["outcome"])
         for outcome in ("sent", "send_failed"):
             replies.add_metric([outcome], m.replies[outcome])
         yield replies
         requests = CounterMetricFamily("memorybot_llm_requests", "LLM requests, by purpose.", labels=["purpose"])
         requests.add_metric(["chat"], m.chat_requests)
-        requests.add_metric(["extraction"], engine.extraction_requests)
+        requests.add_metric(["extraction"], snapshot.extraction_requests)
         yield requests
         errors = CounterMetricFamily(
             "memorybot_llm_errors", "Failed LLM requests, by purpose and kind.", labels=["purpose", "kind"]
         )
-        for purpose, counts in (("chat", m.chat_errors.items()), ("extraction", engine.extraction_errors.items())):
+        for purpose, counts in (("chat", m.chat_errors.items()), ("extraction", snapshot.extraction_errors.items())):
             for kind, count in _by_kind(counts).items():
                 errors.add_metric([purpose, kind], count)
         yield errors
@@ -160,34 +160,34 @@ class _Collector(Collector):
             labels=["kind"],
         )
         for kind in ("chat", "extraction"):
-            tokens.add_metric([kind], engine.llm_tokens.get(kind, 0))
+            tokens.add_metric([kind], snapshot.llm_tokens.get(kind, 0))
         yield tokens
         extractions = CounterMetricFamily(
             "memorybot_extractions", "Extraction batches, by outcome.", labels=["outcome"]
         )
-        extractions.add_metric(["saved"], engine.batches_saved)
-        extractions.add_metric(["failed"], engine.batches_failed)
-        extractions.add_metric(["requeued"], engine.batches_requeued)
-        extractions.add_metric(["parked"], engine.batches_parked)
-        extractions.add_metric(["discarded"], engine.batches_discarded)
+        extractions.add_metric(["saved"], snapshot.batches_saved)
+        extractions.add_metric(["failed"], snapshot.batches_failed)
+        extractions.add_metric(["requeued"], snapshot.batches_requeued)
+        extractions.add_metric(["parked"], snapshot.batches_parked)
+        extractions.add_metric(["discarded"], snapshot.batches_discarded)
         yield extractions
         yield CounterMetricFamily(
-            "memorybot_facts_stored", "New facts saved by extractions.", value=engine.facts_stored
+            "memorybot_facts_stored", "New facts saved by extractions.", value=snapshot.facts_stored
         )
         yield GaugeMetricFamily(
             "memorybot_journal_pending_turns", "Turns waiting in the journal for extraction.",
-            value=engine.turns_pending,
+            value=snapshot.turns_pending,
         )
         yield CounterMetricFamily(
             "memorybot_turns_taken_over",
             "Pending turns this process took over from a process that died or shut down (PostgreSQL).",
-            value=engine.turns_taken_over,
+            value=snapshot.turns_taken_over,
         )
         yield CounterMetricFamily(
-            "memorybot_memory_cache_hits", "Memory reads answered from the in-RAM cache.", value=engine.cache_hits
+            "memorybot_memory_cache_hits", "Memory reads answered from the in-RAM cache.", value=snapshot.cache_hits
         )
         yield CounterMetricFamily(
-            "memorybot_memory_cache_misses", "Memory reads that went to disk.", value=engine.cache_misses
+            "memorybot_memory_cache_misses", "Memory reads that went to disk.", value=snapshot.cache_misses
         )
         yield GaugeMetricFamily(
             "memorybot_gateway_connected", "1 while every Discord gateway shard of this process is connected.",

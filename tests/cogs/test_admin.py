@@ -13,9 +13,9 @@ import discord
 import pytest
 
 from bot.app import DataDirError, build_resources, start_memory
-from bot.client.switches import switch_target_of
+from bot.client.locations import location_of
 from bot.memory.drivers.bundle import SWITCHES_FILE
-from bot.memory.models import SwitchTarget
+from bot.memory.models import Location
 from cogs.admin import NOT_ALLOWED
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -29,6 +29,7 @@ from tests.helpers import (
     memory_text,
     seed_memory,
 )
+from tests.support.engine import parts
 
 SECRET = "secret-1111-77 keeps bees on the roof of her flat in Leeds"
 
@@ -88,7 +89,7 @@ async def test_a_member_without_manage_server_is_refused_at_run_time(scene: Scen
     text = await admin(h, "channel", admin_interaction(scene, admin=False), channel=scene.general, learning=False)
     assert text == NOT_ALLOWED
     assert not (h.settings.data_dir / SWITCHES_FILE).exists()
-    assert h.resources.memory.switch_at(switch_target_of(scene.general)).learning
+    assert h.resources.memory.switches.at(location_of(scene.general)).learning
 
 
 async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_path: Path) -> None:
@@ -99,12 +100,12 @@ async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_
     await admin(h, "channel", admin_interaction(s, admin=True), channel=s.general, learning=False)
     await h.close()
     again = await make_harness(data_dir=h.settings.data_dir)
-    switches = again.resources.memory
-    assert switches.switch_at(SwitchTarget(s.guild.id, s.general.id)).learning is False
-    assert switches.switch_at(SwitchTarget(s.guild.id, s.thread.id + 1)).learning is True  # another still learns
-    assert switches.switch_at(SwitchTarget(s.guild.id, s.general.id)).recall is False
+    switches = again.resources.memory.switches
+    assert switches.at(Location(guild_id=s.guild.id, channel_id=s.general.id)).learning is False
+    assert switches.at(Location(guild_id=s.guild.id, channel_id=s.thread.id + 1)).learning is True  # another still learns
+    assert switches.at(Location(guild_id=s.guild.id, channel_id=s.general.id)).recall is False
     # DMs are never switched
-    assert switches.switch_at(SwitchTarget(None, s.alice_dm.id)) == switches.switch_at(SwitchTarget(None, 1))
+    assert switches.at(Location.dm(s.alice_dm.id)) == switches.at(Location.dm(1))
 
 
 # --- off means off --------------------------------------------------------------------------------------------
@@ -117,7 +118,7 @@ async def test_server_learning_off_learns_nothing_there_and_dms_still_learn(scen
     await dispatched(h, h.discord.mention_bot(scene.thread, scene.alice, f"and again: {SECRET}"))
     assert len(h.discord.sent) == 2  # it still answers
     assert not learned_anything(h)
-    assert h.memory.storage.turns is not None and h.memory.storage.turns.pending == 0
+    assert parts(h.memory).storage.turns is not None and parts(h.memory).storage.turns.pending == 0
     await dispatched(h, h.discord.message(scene.alice_dm, scene.alice_user, f"in private: {SECRET}"))
     assert len(h.llm.extraction_requests) == 1
 
@@ -165,7 +166,7 @@ async def test_the_operators_lists_switch_learning_and_recall_off(make_harness: 
     interaction = make_interaction(alice, guild=guild, channel=channel)
     interaction.permissions = discord.Permissions(manage_guild=True)
     await admin(h, "server", interaction, learning=True, recall=True)
-    assert h.resources.memory.switch_at(switch_target_of(channel)).learning is False
+    assert h.resources.memory.switches.at(location_of(channel)).learning is False
     if by == "guild":
         assert "operator" in last_text(interaction)
 

@@ -78,13 +78,13 @@ async def test_counts_survive_a_restart_and_usage_shows_them(make_harness: MakeH
     s = make_scene(h)
     await say(h, s.general, s.alice, "Tell me about tides.")
     await h.settle()
-    before = h.memory.usage_today(s.alice.id, s.guild.id)
+    before = h.memory.budgets.report(s.alice.id, s.guild.id)
     assert before.user.tokens > 0 and before.user.estimated == 0 and before.guild == before.user
     await h.close()
 
     again = await make_harness(data_dir=h.settings.data_dir, user_daily_tokens=100_000, guild_daily_tokens=100_000)
     scene = make_scene(again)
-    assert again.memory.usage_today(scene.alice.id, s.guild.id) == before
+    assert again.memory.budgets.report(scene.alice.id, s.guild.id) == before
     admin = make_interaction(scene.alice, guild=s.guild, channel=s.general)
     admin.permissions = discord.Permissions(manage_guild=True)
     text = await usage(again, admin)
@@ -111,7 +111,7 @@ async def test_an_endpoint_without_usage_is_counted_by_an_estimate(make_harness:
     h.llm.say(raw_body(json.dumps(body).encode()))
     await say(h, s.alice_dm, s.alice_user, "Count me without usage.")
     assert chats(h) == 1
-    spent = h.memory.usage_today(s.alice_user.id, None).user
+    spent = h.memory.budgets.report(s.alice_user.id, None).user
     assert spent.tokens == spent.estimated > 0
     text = await usage(h, make_interaction(s.alice_user))
     assert "(no daily limit)" in text and f"about {spent.estimated:,} of them estimated" in text

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.memory.doors import PAUSE
 from cogs.chat import LLM_ERROR_REPLY, readable_text
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -33,6 +34,7 @@ from tests.helpers import (
     seed_memory,
     spec,
 )
+from tests.support.engine import parts
 from tests.support.llm_server import error, extraction, reply
 
 # --- when it answers --------------------------------------------------------------------------------------
@@ -448,7 +450,7 @@ async def test_the_exchange_is_learned_under_the_thread_and_the_user(scene: Scen
     h.llm.say(reply("Rust is a great choice for that."))
     h.llm.extract = lambda body: extraction(facts=[("Is writing a compiler in Rust", "context", 0.95)])
     await h.chat.on_message(h.discord.mention_bot(scene.thread, scene.alice, "I'm writing a compiler in Rust"))
-    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
     journal = (h.settings.data_dir / "pending.jsonl").read_text().splitlines()
     keys = {(r["conv"], r["user"]) for r in map(json.loads, journal) if r["op"] == "turn"}
     assert keys == {(str(scene.thread.id), str(ALICE_ID))}  # (thread, user): the key the batch waits under
@@ -470,11 +472,11 @@ async def test_the_exchange_is_learned_under_the_thread_and_the_user(scene: Scen
 async def test_a_paused_users_turns_are_not_learned(scene: Scene) -> None:
     h = scene.h
     h.llm.extract = lambda body: extraction(facts=[("Has a cat named Miso", "relationship")])
-    await h.memory.set_paused(ALICE_ID, True)
+    await h.memory.user(ALICE_ID).set_mode(PAUSE)
     message = h.discord.message(scene.alice_dm, scene.alice_user, "my cat Miso is sick")
     await h.chat.on_message(message)
     assert len(h.discord.replies_to(message)) == 1  # still answered
-    assert not h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert not parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
     await h.settle()
     assert h.llm.extraction_requests == []
     assert h.memory_on_disk(ALICE_ID) is None

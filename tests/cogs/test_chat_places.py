@@ -9,7 +9,7 @@ from typing import Any
 import discord
 import pytest
 
-from bot.client.locations import HIDDEN_CHANNEL_NAME, place_name, place_of
+from bot.client.locations import HIDDEN_CHANNEL_NAME, location_of, place_name
 from bot.memory.models import Place
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -140,7 +140,7 @@ async def test_an_uncached_thread_follows_its_parents_learning_switch(
     general = h.discord.text_channel(guild, channel_id=parent_id)
     thread = h.discord.thread(general)
     if switched_off_by == "admin":
-        await h.resources.memory.set_channel_learning(parent_id, learning=False)
+        await h.resources.memory.switches.set_channel(parent_id, learning=False)
     asked = serve_channels(h, thread)
     alice = make_member(make_user(name="Alice"), guild)
     for n in range(2):
@@ -197,9 +197,9 @@ def hidden_channel(h: Harness, guild: Any, *, synthetic_rule: bool = True) -> An
 def test_a_hidden_placeholder_and_its_threads_are_restricted_places(harness: Harness, synthetic_rule: bool) -> None:
     guild = make_guild()
     hidden = hidden_channel(harness, guild, synthetic_rule=synthetic_rule)
-    assert place_of(hidden, guild) == Place.channel(hidden.id, guild.id)
+    assert location_of(hidden, guild).place == Place.channel(hidden.id, guild.id)
     thread = harness.discord.thread(hidden)
-    assert place_of(thread, guild) == Place.channel(hidden.id, guild.id)
+    assert location_of(thread, guild).place == Place.channel(hidden.id, guild.id)
 
 
 def test_a_hidden_placeholder_read_from_its_flag_is_restricted(harness: Harness) -> None:
@@ -208,7 +208,7 @@ def test_a_hidden_placeholder_read_from_its_flag_is_restricted(harness: Harness)
                  flags=discord.ChannelFlags._from_value(1 << 17), type=discord.ChannelType.forum)
     behave(forum, discord.ForumChannel, "permissions_for",
            lambda target: discord.Permissions(view_channel=True, read_message_history=True))
-    assert place_of(forum, guild) == Place.channel(forum.id, guild.id)
+    assert location_of(forum, guild).place == Place.channel(forum.id, guild.id)
 
 
 def test_a_hidden_placeholders_name_is_never_shown(harness: Harness) -> None:

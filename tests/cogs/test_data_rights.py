@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import calls, dispatch, extraction_input, make_interaction, make_user, run_slash
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 
 KEY = "sk-proj-4fQz9LmN2xVb7KpR1sTy8WcD3eHg6JuA0iOk5nMl"
@@ -70,7 +71,7 @@ async def test_credentials_are_never_stored_and_sensitive_data_only_when_asked(s
 
     export = await run_slash(bot, make_interaction(scene.alice_user), "memory export")
     assert calls(export), "export did not answer"
-    assert KEY not in str(await h.memory.export(ALICE_ID))
+    assert KEY not in str(await h.memory.user(ALICE_ID).export())
 
 
 async def test_remember_and_edit_refuse_a_credential_in_one_line_without_repeating_it(scene: Scene) -> None:
@@ -102,9 +103,9 @@ async def test_a_secret_is_cut_from_a_message_before_it_waits_on_disk_or_reaches
     h = await make_harness(memory_debounce_seconds=30, memory_max_wait_seconds=60)  # the turn waits on disk
     alice = make_user(ALICE_ID, "Alice")
     await dispatch(h.bot, "message", h.discord.message(h.discord.dm(alice), alice, f"my OpenAI key is {KEY} ok"))
-    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
     on_disk = b"".join(p.read_bytes() for p in h.settings.data_dir.rglob("*") if p.is_file())
     assert KEY.encode() not in on_disk and b"my OpenAI key is" in on_disk  # the turn is there, its secret is not
-    await h.memory.flush(10)
+    await h.memory.ops.flush(10)
     [request] = h.llm.extraction_requests
     assert KEY not in str(request) and "removed]" in str(request)

@@ -122,7 +122,7 @@ async def test_a_learned_message_deleted_later_is_retracted_at_once_cached_or_no
     assert [fact["content"] for fact in memory["facts"]] == ["Said: I keep bees on the roof"]
     assert "marathon" not in str(memory)  # the summary went back to before it too
     export = await run_slash(h.bot, make_interaction(scene.alice_user), "memory export")
-    assert export.extras["calls"] and "marathon" not in (await h.memory.export(ALICE_ID)).decode()
+    assert export.extras["calls"] and "marathon" not in (await h.memory.user(ALICE_ID).export()).decode()
 
     await dispatch(h.bot, "raw_message_delete", deleted(second, cached=True))
     memory = h.memory_on_disk(ALICE_ID)
@@ -232,7 +232,7 @@ async def test_on_postgres_a_waiting_message_deleted_in_another_process_is_never
     assert "Zofia" in str(await rows(postgres_url, "SELECT turn::text FROM pending_turns"))
     await dispatch(other.bot, "raw_message_delete", deleted(message, cached=False))
     assert await rows(postgres_url, "SELECT turn::text FROM pending_turns") == []  # the reply to it too
-    await h.memory.flush(30)
+    await h.memory.ops.flush(30)
     assert h.llm.extraction_requests == []
     assert await rows(postgres_url, "SELECT * FROM memories") == []
 
@@ -247,7 +247,7 @@ async def test_on_postgres_an_edit_is_learned_as_edited(
     await h.settle()
     await dispatch(h.bot, "raw_message_edit", edited(message, "I drive a blue Volvo", cached=False))
     await h.settle()
-    memory = await h.memory.show(ALICE_ID)
+    memory = await h.memory.user(ALICE_ID).show()
     assert [fact.content for fact in memory.facts] == ["Said: I drive a blue Volvo"]
     assert memory.user.workContext.summary == "They said I drive a blue Volvo."
     assert "Fiat" not in str(await rows(postgres_url, "SELECT turn::text FROM pending_turns"))

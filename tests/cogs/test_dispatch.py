@@ -17,6 +17,7 @@ import pytest
 
 from bot.client.interactions import APOLOGY
 from bot.logging_setup import _NOISY, PAYLOAD_LOGGERS, configure_logging
+from bot.memory.parts.user_memory import UserMemory
 from bot.ops.health import check_heartbeat
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.gateway import bind_shards, shard_connection_lost, shard_ready, shard_resumed
@@ -123,10 +124,10 @@ async def test_a_command_failing_after_defer_gets_an_apology_and_one_log_line(
 ) -> None:
     await seed_memory(harness.memory, ALICE_ID, [FACT])
 
-    async def broken_show(user_id: int) -> Any:
+    async def broken_show(self: UserMemory) -> Any:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(harness.memory, "show", broken_show)
+    monkeypatch.setattr(UserMemory, "show", broken_show)
     caplog.set_level(logging.INFO)
     interaction = await run_slash(harness.bot, make_interaction(scene.alice_user), "memory show")
     names = [c.name for c in calls(interaction)]
@@ -144,11 +145,10 @@ async def test_a_command_failing_after_defer_gets_an_apology_and_one_log_line(
 async def test_a_command_failing_before_answering_gets_an_apology(
     harness: Harness, scene: Scene, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(user_id: int) -> bool:
+    def broken(self: UserMemory, mode: object) -> bool:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(harness.memory, "is_paused", broken)
-    monkeypatch.setattr(harness.memory, "set_paused", broken)
+    monkeypatch.setattr(UserMemory, "set_mode", broken)
     interaction = await run_slash(harness.bot, make_interaction(scene.alice_user), "memory pause")
     assert calls(interaction)[-1].content == APOLOGY
 
@@ -164,10 +164,10 @@ async def test_a_failing_confirm_button_apologises_and_takes_the_buttons_away(
 ) -> None:
     await seed_memory(harness.memory, ALICE_ID, [FACT])
 
-    async def broken_forget(user_id: int) -> bool:
+    async def broken_forget(self: UserMemory, what: object) -> bool:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(harness.memory, "forget_all", broken_forget)
+    monkeypatch.setattr(UserMemory, "forget", broken_forget)
     asked = await run_slash(harness.bot, make_interaction(scene.alice_user), "memory forget")
     view = calls(asked)[0].kwargs["view"]
     press = make_interaction(scene.alice_user)

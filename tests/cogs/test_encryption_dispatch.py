@@ -71,7 +71,7 @@ async def test_sealed_memory_is_learned_recalled_shown_and_forgotten_through_dis
     with pytest.raises(DataDirError, match="is encrypted: set MEMORY_ENCRYPTION_KEY"):
         await make_harness(data_dir=data, **database)
     restarted = await make_harness(data_dir=data, memory_encryption_key=KEY, **database)
-    assert [fact.content for fact in (await restarted.memory.show(ALICE_ID)).facts] == [FACT]
+    assert [fact.content for fact in (await restarted.memory.user(ALICE_ID).show()).facts] == [FACT]
     backup = (data / "memory" / f"{ALICE_ID}.json").read_bytes() if not database else b""
 
     asked = await run_slash(restarted.bot, make_interaction(ALICE), "memory forget")

@@ -12,6 +12,7 @@ from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_memory_cog import ALICE, ask_to_forget_everything
 from tests.helpers import calls, extraction_input, make_interaction, press, reply
 from tests.memory.test_service import Gated
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 
 SECRET = "quokka-saffron-5150"
@@ -42,7 +43,7 @@ async def test_a_wipe_confirmed_while_the_reply_is_generated_wins(make_harness: 
         released.set()
     await asyncio.wait_for(handler, 10)  # replied, and handed its turns to memory
     assert any(sent.content == "Nice name!" for sent in h.discord.bot_messages())
-    assert await h.memory.learning.debouncer.flush(10)
+    assert await parts(h.memory).learning.debouncer.flush(10)
 
     assert h.llm.extraction_requests == []  # nothing of that message was learned...
     assert h.memory_on_disk(ALICE_ID) is None

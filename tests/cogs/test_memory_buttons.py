@@ -13,8 +13,9 @@ from typing import Any
 import discord
 from discord.components import _component_factory
 
+from bot.memory.doors import ForgetEverything
 from bot.memory.models import SECTION_NAMES, Fact, MemoryFile, Place
-from cogs.memory import CONFIRM_EXPIRED, OWNER_ONLY, PAGES_EXPIRED
+from cogs.memory.views import CONFIRM_EXPIRED, OWNER_ONLY, PAGES_EXPIRED
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness
 from tests.helpers import (
     Harness,
@@ -28,6 +29,7 @@ from tests.helpers import (
     seed_memory,
     spec,
 )
+from tests.support.engine import parts
 
 ALICE = make_user(ALICE_ID, "Alice")
 BOB = make_user(BOB_ID, "Bob")
@@ -157,7 +159,7 @@ async def test_a_page_turned_after_a_forget_shows_the_memory_as_it_is_now(make_h
     await seed_memory(h.memory, ALICE_ID, [f"Fact {n}: " + "quite a long remembered statement " * 5 for n in range(30)])
     shown = await run_slash(h.bot, make_interaction(ALICE), "memory show")
     message = as_sent(calls(shown)[-1].kwargs["view"])
-    await h.memory.forget_all(ALICE_ID)
+    await h.memory.user(ALICE_ID).forget(ForgetEverything())
     turned = await press(h, message, custom_ids(message)["Next"], ALICE)
     embed = calls(turned)[-1].kwargs["embed"]
     assert "Fact" not in str(embed.to_dict())
@@ -194,7 +196,7 @@ async def test_show_with_many_places_and_the_longest_names_stays_within_every_em
     monkeypatch.setattr(harness.bot, "get_guild", lambda guild_id, /: by_id.get(guild_id))
     monkeypatch.setattr(harness.bot, "get_channel", lambda channel_id, /: by_id.get(channel_id))
     memory = crowded_memory(guilds, channels)
-    await harness.memory.storage.memories.save(ALICE_ID, memory)
+    await parts(harness.memory).storage.memories.save(ALICE_ID, memory)
 
     # Asked in a public channel of yet another server: almost everything is marked "not used here".
     elsewhere = make_guild(name="X" * 100)

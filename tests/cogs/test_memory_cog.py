@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory.models import Fact, MemoryFile
-from cogs.memory import build_show_pages, fact_line
+from cogs.memory.rendering import build_show_pages, fact_line
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness
 from tests.helpers import (
     Harness,
@@ -28,6 +28,7 @@ from tests.helpers import (
     press,
     seed_memory,
 )
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 
 ALICE = make_user(ALICE_ID, "Alice")
@@ -287,7 +288,7 @@ async def test_confirming_wipes_the_memory_and_cancels_pending_updates(make_harn
     alice_dm, bob_dm = h.discord.dm(ALICE), h.discord.dm(BOB)
     await h.chat.on_message(h.discord.message(alice_dm, ALICE, "I just moved to Porto"))
     await h.chat.on_message(h.discord.message(bob_dm, BOB, "I just adopted a dog"))
-    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
 
     _, view = await ask_to_forget_everything(h, ALICE)
     confirm = make_interaction(ALICE)
@@ -297,9 +298,9 @@ async def test_confirming_wipes_the_memory_and_cancels_pending_updates(make_harn
     assert "forgotten everything" in last_text(confirm)
     assert calls(confirm)[-1].kwargs["view"] is None
     assert not h.memory_path(ALICE_ID).exists()
-    assert not h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert not parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
 
-    assert await h.memory.learning.debouncer.flush(10)
+    assert await parts(h.memory).learning.debouncer.flush(10)
     texts = [t["text"] for body in h.llm.extraction_requests for t in extraction_input(body)["newTurns"]]
     assert texts == ["I just adopted a dog", "Happy to help with that!"]  # Bob's update still happens
     assert not h.memory_path(ALICE_ID).exists()

@@ -10,6 +10,7 @@ from typing import Any
 
 import discord
 import pytest
+from discord import app_commands
 
 from bot.memory.models import iso
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness
@@ -23,8 +24,10 @@ from tests.helpers import (
     make_user,
     memory_text,
     press,
+    run_message_menu,
     seed_memory,
 )
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 
 MESSAGES_START = datetime(2024, 5, 1, tzinfo=UTC)
@@ -54,9 +57,15 @@ def assert_private_and_deferred(interaction: Any) -> None:
 
 
 async def run(h: Harness, command: str, user: Any, **options: Any) -> Any:
+    """The command's callback with these options, and a failure handed to the bot's command tree as its dispatch
+    would (the error hook answers what the engine refuses)."""
     interaction = make_interaction(user, guild=make_guild() if options.pop("in_guild", False) else None)
     cog: Any = h.memory_cog
-    await getattr(cog, command).callback(cog, interaction, **options)
+    command_object = getattr(cog, command)
+    try:
+        await command_object.callback(cog, interaction, **options)
+    except Exception as error:
+        await h.bot.tree.on_error(interaction, app_commands.CommandInvokeError(command_object, error))
     return interaction
 
 
@@ -190,19 +199,19 @@ async def test_forget_minutes_removes_recent_facts_drops_pending_turns_and_resto
     h.memory.clock = clock
     learn_what_is_said(h)
     old = await seed_memory(h.memory, ALICE_ID, ["Lives in Lisbon"], workContext="Runs a bakery")
-    async with h.memory.storage.memories.edit(ALICE_ID) as draft:  # learned two hours ago
+    async with parts(h.memory).storage.memories.edit(ALICE_ID) as draft:  # learned two hours ago
         draft.user.workContext.updatedAt = iso(clock.now - timedelta(hours=2))
         draft.facts[0].createdAt = iso(clock.now - timedelta(hours=2))
 
     await chat(h, ALICE, "I quit the bakery to become a pilot")
-    await h.memory.learning.debouncer.flush(10)  # learned now
+    await parts(h.memory).learning.debouncer.flush(10)  # learned now
     learned = h.memory_on_disk(ALICE_ID)
     assert learned is not None and learned["user"]["workContext"]["summary"].startswith("Lately: I quit")
     assert len(learned["facts"]) == 2
 
     clock.advance(minutes=5)
     await chat(h, ALICE, "And my pin code is 1234")  # waiting to be learned
-    assert h.memory.learning.debouncer.has_pending_for(ALICE_ID)
+    assert parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
 
     interaction = await run(h, "forget", ALICE, minutes=30)
     assert_private_and_deferred(interaction)
@@ -213,7 +222,7 @@ async def test_forget_minutes_removes_recent_facts_drops_pending_turns_and_resto
     assert [f["id"] for f in stored["facts"]] == [old.facts[0].id]
     assert stored["user"]["workContext"]["summary"] == "Runs a bakery"
 
-    await h.memory.learning.debouncer.flush(10)
+    await parts(h.memory).learning.debouncer.flush(10)
     texts = [text for body in h.llm.extraction_requests for text in said_by_user(body)]
     assert "And my pin code is 1234" not in texts
     assert b"pilot" not in h.memory_path(ALICE_ID).read_bytes()  # not even as a summary's previous value
@@ -286,7 +295,7 @@ async def test_fresh_hides_memory_from_replies_deletes_nothing_and_ends_on_time(
     assert "Biscuit" not in last_system_prompt(h) and "bakery" not in last_system_prompt(h)
     assert h.memory_on_disk(ALICE_ID) == before
     inspected = make_interaction(ALICE)
-    await h.memory_cog.what_did_you_remember(inspected, reply)
+    await run_message_menu(h.bot, inspected, "What did you remember?", reply)
     assert last_text(inspected).startswith("Nothing")
 
     await chat(h, BOB, "Hello")  # others are unaffected
@@ -300,10 +309,10 @@ async def test_resume_ends_fresh_and_incognito(harness: Harness) -> None:
     await seed_memory(h.memory, ALICE_ID, ["Has a dog named Biscuit"])
     await run(h, "fresh", ALICE, minutes=0)
     await run(h, "incognito", ALICE, minutes=45)
-    modes = h.memory.privacy_of(ALICE_ID)
+    modes = h.memory.user(ALICE_ID).privacy
     assert modes.fresh and modes.incognito
     assert last_text(await run(h, "resume", ALICE)).startswith("Resumed")
-    modes = h.memory.privacy_of(ALICE_ID)
+    modes = h.memory.user(ALICE_ID).privacy
     assert not modes.fresh and not modes.incognito
     assert last_text(await run(h, "resume", ALICE)).startswith("Nothing to resume")
     await chat(h, ALICE, "Tell me about my dog")
@@ -360,7 +369,7 @@ async def test_what_did_you_remember_lists_what_the_reply_used_and_what_was_forg
     cog: Any = h.memory_cog
 
     mine = make_interaction(ALICE)
-    await cog.what_did_you_remember(mine, reply)
+    await run_message_menu(h.bot, mine, "What did you remember?", reply)
     assert_private_and_deferred(mine)
     embed = calls(mine)[-1].kwargs["embed"]
     assert "Runs a bakery" in embed.description and alice.facts[0].id in embed.description
@@ -368,15 +377,15 @@ async def test_what_did_you_remember_lists_what_the_reply_used_and_what_was_forg
 
     await run(h, "forget", ALICE, fact=alice.facts[0].id)
     again = make_interaction(ALICE)
-    await cog.what_did_you_remember(again, reply)
+    await run_message_menu(h.bot, again, "What did you remember?", reply)
     text = calls(again)[-1].kwargs["embed"].description
     assert f"`{alice.facts[0].id}` *since forgotten*" in text and "Has a dog" not in text
 
     bob = make_interaction(BOB)
-    await cog.what_did_you_remember(bob, reply)
+    await run_message_menu(h.bot, bob, "What did you remember?", reply)
     assert "someone else" in last_text(bob) and "bakery" not in str(calls(bob))
     own_message = make_interaction(ALICE)
-    await cog.what_did_you_remember(own_message, h.discord.message(h.discord.dm(ALICE), ALICE, "hi"))
+    await run_message_menu(h.bot, own_message, "What did you remember?", h.discord.message(h.discord.dm(ALICE), ALICE, "hi"))
     assert "isn't one of my replies" in last_text(own_message)
 
     await h.close()  # the record survives a restart, holds ids, never text
@@ -384,13 +393,13 @@ async def test_what_did_you_remember_lists_what_the_reply_used_and_what_was_forg
     record_file = (h.settings.data_dir / "replies.json").read_bytes()
     assert alice.facts[1].id.encode() in record_file and b"cello" not in record_file and b"Biscuit" not in record_file
     after_restart = make_interaction(ALICE)
-    await h.memory_cog.what_did_you_remember(after_restart, reply)
+    await run_message_menu(h.bot, after_restart, "What did you remember?", reply)
     assert "Plays the cello" in calls(after_restart)[-1].kwargs["embed"].description
 
     _, view = await ask_everything(h)
     assert await press(view, view.confirm, make_interaction(ALICE))
     wiped = make_interaction(ALICE)
-    await h.memory_cog.what_did_you_remember(wiped, reply)
+    await run_message_menu(h.bot, wiped, "What did you remember?", reply)
     assert "no record" in last_text(wiped)
     assert str(reply.id).encode() not in (h.settings.data_dir / "replies.json").read_bytes()
 

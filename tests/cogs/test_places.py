@@ -1,7 +1,7 @@
 """Memory places end to end: the real MemoryBot, its real dispatch, the real memory engine and the local Chat
 Completions server (which records every request). What a user says in private never reaches a public prompt.
 
-- `place_of`: DM, public channel, restricted channel, public and private threads, an uncached channel.
+- `location_of(...).place`: DM, public channel, restricted channel, public and private threads, an uncached channel.
 - The reproduction: Alice tells the bot in a DM that she is being treated for depression; later she @mentions it
   in a public #general about hiking. That request carries neither the fact nor the summary; a DM request does.
 - A randomised world (three users, DMs, two servers, public and restricted channels, public and private
@@ -19,7 +19,7 @@ from typing import Any
 import discord
 import pytest
 
-from bot.client.locations import place_name, place_of
+from bot.client.locations import location_of, place_name
 from bot.memory.models import Fact, MemoryFile, Place
 from cogs.chat import SERVER_CHANNEL_NOTE
 from tests.cogs.conftest import ALICE_ID, BOB_ID, CAROL_ID, MakeHarness
@@ -37,6 +37,7 @@ from tests.helpers import (
     seed_memory,
     tokens_in,
 )
+from tests.support.engine import parts
 from tests.support.llm_server import extraction, reply
 
 # --- where a message was said ------------------------------------------------------------------------------
@@ -48,14 +49,14 @@ def test_place_of_every_kind_of_channel(harness: Harness) -> None:
     general = d.text_channel(guild, name="general")
     staff = d.text_channel(guild, name="staff", private=True)
     alice = make_user(ALICE_ID, "Alice")
-    assert place_of(d.dm(alice), None) == Place.dm()
-    assert place_of(general, guild) == Place.guild(guild.id)
-    assert place_of(staff, guild) == Place.channel(staff.id, guild.id)
-    assert place_of(d.thread(general), guild) == Place.guild(guild.id)  # a public thread: its parent's audience
-    assert place_of(d.thread(staff), guild) == Place.channel(staff.id, guild.id)
+    assert location_of(d.dm(alice), None).place == Place.dm()
+    assert location_of(general, guild).place == Place.guild(guild.id)
+    assert location_of(staff, guild).place == Place.channel(staff.id, guild.id)
+    assert location_of(d.thread(general), guild).place == Place.guild(guild.id)  # a public thread: its parent's audience
+    assert location_of(d.thread(staff), guild).place == Place.channel(staff.id, guild.id)
     private = d.thread(general, private=True)
-    assert place_of(private, guild) == Place.channel(private.id, guild.id)  # invited members only
-    assert place_of(None, guild) == Place.channel(0, guild.id)  # nothing to go on: restricted, the safe answer
+    assert location_of(private, guild).place == Place.channel(private.id, guild.id)  # invited members only
+    assert location_of(None, guild).place == Place.channel(0, guild.id)  # nothing to go on: restricted, the safe answer
 
 
 def test_places_in_words_from_the_cache_with_ids_as_fallback(harness: Harness) -> None:
@@ -339,7 +340,7 @@ async def test_show_names_each_items_place_and_marks_what_this_place_cannot_use(
         ]
     )
     memory.user.topOfMind.summary = "Coping"
-    await h.memory.storage.memories.save(ALICE_ID, memory)
+    await parts(h.memory).storage.memories.save(ALICE_ID, memory)
 
     in_general = await run(h, "show", scene.alice_user, channel=scene.general, guild=scene.guild)
     embed = calls(in_general)[-1].kwargs["embed"]
@@ -363,6 +364,6 @@ def test_discord_role_permissions_decide_not_channel_names(harness: Harness) -> 
     guild = make_guild()
     misleading = harness.discord.text_channel(guild, name="public", private=True)
     open_staff = harness.discord.text_channel(guild, name="staff")
-    assert place_of(misleading, guild).kind == "channel"
-    assert place_of(open_staff, guild).kind == "guild"
+    assert location_of(misleading, guild).place.kind == "channel"
+    assert location_of(open_staff, guild).place.kind == "guild"
     assert isinstance(open_staff.permissions_for(guild.default_role), discord.Permissions)

@@ -11,6 +11,7 @@ import asyncpg
 from bot.memory.models import Fact, MemoryFile
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 
 SILENT = [512345678901234560 + n for n in range(5)]
@@ -27,7 +28,7 @@ async def test_replies_and_learning_go_on_while_the_sweep_runs_on_one_connection
     for user in SILENT:
         old = Fact(id=f"fact_{user % 0xFFFF:08x}", content="Collects stamps", category="context", confidence=0.9,
                    createdAt="2025-01-01T00:00:00+00:00")
-        await h.memory.storage.memories.save(user, MemoryFile(facts=[old]))
+        await parts(h.memory).storage.memories.save(user, MemoryFile(facts=[old]))
     conn = await asyncpg.connect(postgres_url)
     try:
         await conn.execute("UPDATE memories SET updated_at = $1", datetime.now(UTC) - timedelta(days=400))
@@ -39,9 +40,9 @@ async def test_replies_and_learning_go_on_while_the_sweep_runs_on_one_connection
         await h.settle()
         await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I restore?"))
 
-    deleted, _ = await asyncio.wait_for(asyncio.gather(h.memory.sweep_retention(), chat()), DONE_WITHIN)
+    deleted, _ = await asyncio.wait_for(asyncio.gather(h.memory.ops.sweep(), chat()), DONE_WITHIN)
     assert deleted == len(SILENT)
     assert len(h.discord.bot_messages(scene.alice_dm)) == 2  # both answered
     assert FACT in str(h.llm.chat_requests[-1]["messages"])  # learned, and used by the next reply
-    stored = await h.memory.storage.memories.load(ALICE_ID)
+    stored = await parts(h.memory).storage.memories.load(ALICE_ID)
     assert [fact.content for fact in stored.facts] == [FACT]

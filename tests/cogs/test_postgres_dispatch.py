@@ -10,8 +10,10 @@ from typing import Any
 import asyncpg
 import pytest
 
+from bot.memory.doors import PAUSE, ForgetEverything, Resume
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
+from tests.support.engine import parts
 from tests.support.llm_server import extraction
 from tests.support.postgres import run_as_admin
 
@@ -43,10 +45,10 @@ async def test_memory_goes_to_the_database_and_comes_back_in_the_next_reply(
 
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I sell?"))
     assert FACT in str(h.llm.chat_requests[-1]["messages"])
-    await h.memory.set_paused(ALICE_ID, True)
-    await h.memory.resume(ALICE_ID)
+    await h.memory.user(ALICE_ID).set_mode(PAUSE)
+    await h.memory.user(ALICE_ID).set_mode(Resume())
     assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM reply_records")] == [ALICE_ID] * 2
-    await h.memory.save_activity()
+    await h.memory.ops.save_activity()
     assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM user_activity")] == [ALICE_ID]
     # Nothing of Alice's is in DATA_DIR: not her memory, her words, her settings, her replies or her id.
     for path in h.settings.data_dir.rglob("*"):
@@ -57,7 +59,7 @@ async def test_memory_goes_to_the_database_and_comes_back_in_the_next_reply(
     assert FACT not in str(h.llm.chat_requests[-1]["messages"])  # Bob's prompt never carries Alice's memory
     await h.settle()
 
-    await h.memory.forget_all(ALICE_ID)
+    await h.memory.user(ALICE_ID).forget(ForgetEverything())
     assert [row["user_id"] for row in await rows(postgres_url, "SELECT user_id FROM memories")] == [BOB_ID]
     leftovers = await rows(postgres_url, "SELECT turn::text AS turn FROM pending_turns")
     assert not any("bees" in row["turn"] or "sell" in row["turn"] for row in leftovers)
@@ -84,7 +86,7 @@ async def test_a_database_outage_costs_the_reply_its_memory_not_the_reply(
         f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'",
     )
     caplog.set_level(logging.WARNING)
-    h.memory.storage.memories._cache.clear()  # type: ignore[union-attr]  # a reply that must read the database
+    parts(h.memory).storage.memories._cache.clear()  # type: ignore[union-attr]  # a reply that must read the database
     sent = len(h.discord.sent)
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "are you there?"))
     assert len(h.discord.sent) == sent + 1  # answered

@@ -38,7 +38,7 @@ async def test_the_statement_follows_the_settings(make_harness: MakeHarness) -> 
     for command in ("memory show", "memory export", "memory forget", "memory pause", "memory incognito"):
         assert f"`/{command}`" in text
     assert "message menu **What did you remember?**" in text and "ids, never their text" in text
-    assert minutes_promised(text) * 60 >= h.memory.longest_pending_seconds(h.settings.llm_timeout_seconds)
+    assert minutes_promised(text) * 60 >= h.memory.ops.longest_pending_seconds(h.settings.llm_timeout_seconds)
     assert "In Test server" not in text  # a DM: no server switches to report
 
 
@@ -85,7 +85,7 @@ async def test_forever_and_no_contact_are_said_plainly(make_harness: MakeHarness
 
 async def test_the_server_switches_show_where_it_is_asked(scene: Scene) -> None:
     h = scene.h
-    await h.resources.memory.set_guild_switch(scene.guild.id, learning=False, recall=True)
+    await h.resources.memory.switches.set_guild(scene.guild.id, learning=False, recall=True)
     text = await ask(h, make_interaction(scene.alice, guild=scene.guild, channel=scene.thread))
     assert "**In Test server**" in text
     assert "Learning is **off**" in text and "in replies is on" in text
@@ -96,9 +96,9 @@ async def test_the_pending_bound_grows_with_the_settings_that_make_turns_wait(ma
                 "memory_extraction_retries": 4}
     base = await make_harness(**defaults)
     longer_wait = await make_harness(**{**defaults, "memory_max_wait_seconds": 900})
-    bound = base.memory.longest_pending_seconds(60)
-    assert longer_wait.memory.longest_pending_seconds(60) - bound == 600
-    assert base.memory.longest_pending_seconds(120) - bound == 4 * 5 * 60  # four rounds of five attempts
+    bound = base.memory.ops.longest_pending_seconds(60)
+    assert longer_wait.memory.ops.longest_pending_seconds(60) - bound == 600
+    assert base.memory.ops.longest_pending_seconds(120) - bound == 4 * 5 * 60  # four rounds of five attempts
     # The defaults: five attempts of 60 s, four waits of up to 60 s, four rounds, the 300 s max wait, 3 quiet periods.
     assert bound == 300 + 4 * (5 * 60 + 4 * 60) + 3 * 30
     text = await ask(base, make_interaction(make_scene(base).alice_user))

@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 import discord
 
+from bot.memory.doors import ForgetEverything
 from cogs.reply_actions import NOT_MINE, NOT_YOURS
 from tests.cogs.conftest import MakeHarness, Scene, make_scene
 from tests.helpers import (
@@ -72,7 +73,7 @@ async def test_regenerate_replaces_the_reply_and_only_the_new_answer_is_learned(
     assert new.kwargs["allowed_mentions"].everyone is False
     prompt = h.llm.chat_requests[-1]["messages"]
     assert "What should I call my dog?" in str(prompt[-1]["content"]) and "Rex" not in str(prompt)
-    record = await h.memory.reply_record(new.message.id)
+    record = await h.memory.recall.reply_record(new.message.id)
     assert record is not None and record.user_id == s.alice.id and record.message_ids == (new.message.id,)
 
     # "What did you remember?" follows the new answer.
@@ -80,9 +81,9 @@ async def test_regenerate_replaces_the_reply_and_only_the_new_answer_is_learned(
     await run_message_menu(h.bot, inspect, "What did you remember?", new.message)
     assert "Nothing" in last_text(inspect)
 
-    await h.memory.flush()
+    await h.memory.ops.flush()
     assert learned(h) == [["What should I call my dog?", "Call him Biscuit."]]
-    assert h.memory.usage_today(s.alice.id, s.guild.id).user.tokens > 0  # both answers counted
+    assert h.memory.budgets.report(s.alice.id, s.guild.id).user.tokens > 0  # both answers counted
 
 
 async def test_only_the_person_answered_may_use_them(make_harness: MakeHarness) -> None:
@@ -95,8 +96,8 @@ async def test_only_the_person_answered_may_use_them(make_harness: MakeHarness) 
     assert not old.deleted and len(h.llm.chat_requests) == 1
 
     # After Alice wiped her memory (reply records included), the reply still answers her message: hers to delete.
-    await h.memory.forget_all(s.alice.id)
-    assert await h.memory.reply_record(old.message.id) is None
+    await h.memory.user(s.alice.id).forget(ForgetEverything())
+    assert await h.memory.recall.reply_record(old.message.id) is None
     assert await menu(h, "Delete", s.bob, s, old.message) == NOT_YOURS
     assert (await menu(h, "Delete", s.alice, s, old.message)).startswith("Deleted.")
     assert old.deleted
@@ -110,7 +111,7 @@ async def test_delete_removes_the_reply_and_its_words_are_not_learned(make_harne
     said = await menu(h, "Delete", s.alice, s, old.message)
     assert said == "Deleted. Nothing of it will be learned."
     assert old.deleted and not h.discord.bot_messages(s.general)
-    await h.memory.flush()
+    await h.memory.ops.flush()
     assert learned(h) == [["I'm moving to Porto next month."]]
 
 

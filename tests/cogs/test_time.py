@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot.memory.models import Fact, MemoryFile, iso
-from cogs.memory import IN_DMS, build_show_pages, memory_as_markdown
+from cogs.memory.rendering import IN_DMS, build_show_pages, memory_as_markdown
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
 from tests.support.llm_server import Response, extraction
@@ -62,7 +62,7 @@ async def test_a_move_is_history_in_show_and_absent_from_every_later_prompt(scen
     prompt = str(h.llm.chat_requests[-1]["messages"])
     assert "Moved to Lyon" in prompt and "Lives in Paris" not in prompt
     reply = h.discord.replies_to(asked)[0]
-    record = await h.memory.reply_record(reply.message.id)
+    record = await h.memory.recall.reply_record(reply.message.id)
     assert record is not None and paris["id"] not in record.fact_ids and lyon["id"] in record.fact_ids
 
     # History is forgotten like any fact.

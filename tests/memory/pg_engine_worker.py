@@ -31,12 +31,13 @@ from pathlib import Path
 
 from bot.app import build_resources, start_memory
 from bot.config import Settings
+from bot.memory.doors import ForgetEverything
 from bot.memory.drivers.interfaces import PendingTurn
 from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.models import ConversationKey, Fact, Place, Turn
 from bot.storage.pg.database import Database
-from tests.support.engine import learn, message_id_of
+from tests.support.engine import learn, message_id_of, parts
 
 FILLER = "and keeps notes about the migration of the billing service, the on-call rota and the quarterly review; "
 
@@ -82,7 +83,7 @@ async def run_engine(
     )
     resources = build_resources(settings)
     service = resources.memory
-    queue = service.storage.turns
+    queue = parts(service).storage.turns
     assert queue is not None
     original_claim = queue.claim
 
@@ -119,17 +120,17 @@ async def run_engine(
             await learn(service, ConversationKey(int(command["conv"]), uid, Place.dm()), [turn])
             print(f"ACK {command['id']}", flush=True)
         elif op == "forget":
-            await service.forget_all(int(command["user"]))
+            await service.user(int(command["user"])).forget(ForgetEverything())
             print(f"FORGOT {command['user']}", flush=True)
         elif op == "delete":
-            report = await service.forget_messages([message_id_of(turn_id) for turn_id in command["ids"]])
+            report = await service.events.deleted([message_id_of(turn_id) for turn_id in command["ids"]])
             print(f"DELETED {report.turns} {report.facts}", flush=True)
         elif op == "flush":
-            await service.flush(30)
-            print(f"FLUSHED {service.learning.stats.batches_saved}", flush=True)
+            await service.ops.flush(30)
+            print(f"FLUSHED {parts(service).learning.stats.batches_saved}", flush=True)
         elif op == "exit":
             break
-    await service.shutdown(10)
+    await service.ops.shutdown(10)
     await resources.aclose()
     print("DONE", flush=True)
 

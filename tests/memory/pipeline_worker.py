@@ -40,14 +40,14 @@ async def main(data_dir: Path, base_url: str, first: int, count: int) -> None:
         MemoryExtractor(client, model="test-model", max_retries=2),
         MemoryPolicy(debounce_seconds=0.005, max_wait_seconds=0.05, min_confidence=0.5, max_facts=100_000),
     )
-    await service.open()
+    await service.ops.open()
     for seq in range(first, first + count):
         uid = user_for(seq)
         turn = Turn("user", uid, f"user{uid}", f"I like token-{seq}", datetime.now(UTC), f"t{seq}")
         await learn(service, ConversationKey(100 + uid, uid), [turn])
         print(f"ACK t{seq}", flush=True)
         await asyncio.sleep(0.002)
-    await service.shutdown(30)
+    await service.ops.shutdown(30)
     await client.close()
     print("DONE", flush=True)
 

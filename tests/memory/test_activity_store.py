@@ -20,7 +20,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.conftest_state import Databases
-from tests.support.engine import postgres_service
+from tests.support.engine import parts, postgres_service
 
 ALICE, BOB, CAROL = 80351110224678912, 1001, 1002
 DAY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -106,29 +106,29 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     now = DAY + timedelta(days=100)
     first, second = await pg_databases.open(), await pg_databases.open()
     one, other = make_service(first, now), make_service(second, now)
-    await one.open()
-    await other.open()
+    await one.ops.open()
+    await other.ops.open()
     memory = MemoryFile()
     memory.facts.append(Fact(id="fact_0000aaaa", content="secret-alice " + "x" * 150, category="context",
                              confidence=0.9, createdAt=DAY.isoformat()))
-    await one.storage.memories.save(ALICE, memory)
+    await parts(one).storage.memories.save(ALICE, memory)
     await first.execute("UPDATE memories SET updated_at = $1 WHERE user_id = $2", DAY, ALICE)
-    await one.storage.turns.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
+    await parts(one).storage.turns.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
                                                             text="secret-alice pending", at=DAY, turn_id="t1")])
-    await one.storage.replies.record(ReplyRecord((777,), ALICE, ("workContext",), ("fact_0000aaaa",)), generation=0)
-    await one.storage.privacy.update(ALICE, now, paused=True, fresh_until_resume=True)
-    one.storage.activity.note(ALICE, DAY)
-    one.storage.activity.note(BOB, now)
-    await one.storage.activity.save()
+    await parts(one).storage.replies.record(ReplyRecord((777,), ALICE, ("workContext",), ("fact_0000aaaa",)), generation=0)
+    await parts(one).storage.privacy.update(ALICE, now, paused=True, fresh_until_resume=True)
+    parts(one).storage.activity.note(ALICE, DAY)
+    parts(one).storage.activity.note(BOB, now)
+    await parts(one).storage.activity.save()
 
     caplog.set_level(logging.DEBUG, logger="bot.memory.parts.retention")
-    async with one.storage.activity.sweep_lock() as mine:  # the first process is sweeping
+    async with parts(one).storage.activity.sweep_lock() as mine:  # the first process is sweeping
         assert mine
-        assert await other.sweep_retention() == 0
+        assert await other.ops.sweep() == 0
     assert "another process is sweeping" in caplog.text
     assert await first.fetchval("SELECT count(*) FROM memories") == 1
 
-    assert await other.sweep_retention() == 1
+    assert await other.ops.sweep() == 1
     leftovers = {
         table: await first.fetchval(f"SELECT count(*) FROM {table} WHERE user_id = $1", ALICE)
         for table in ("memories", "pending_turns", "reply_records", "user_activity")
@@ -137,4 +137,4 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     assert leftovers == dict.fromkeys(leftovers, 0)
     dump = json.dumps([dict(r) for r in await first.fetch("SELECT * FROM user_activity")], default=str)
     assert str(BOB) in dump  # the active user stays
-    await asyncio.gather(one.shutdown(5), other.shutdown(5))
+    await asyncio.gather(one.ops.shutdown(5), other.ops.shutdown(5))

@@ -15,13 +15,13 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.memory.drivers.files.usage import FileUsageLog
-from bot.memory.drivers.tally import Spent, utc_day
+from bot.memory.drivers.tally import Spent, estimate_tokens, utc_day
 from bot.memory.models import ConversationKey, Place, Turn
-from bot.memory.parts.budgets import Budgets, estimate_tokens, next_reset
+from bot.memory.parts.budgets import Budgets, next_reset
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.conftest_state import Databases
-from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.engine import close_service, file_service, learn, parts, postgres_service
 from tests.support.llm_server import ChatServer, RecordedRequest, extraction, extraction_payload, raw_body
 
 ALICE, BOB = 1001, 1002
@@ -46,7 +46,7 @@ async def service_on(
         if databases is None
         else postgres_service(await databases.open(), extractor, rules)
     )
-    await service.open()
+    await service.ops.open()
     return service
 
 
@@ -67,23 +67,23 @@ async def test_extraction_tokens_count_for_the_user_and_their_server(
     no_usage = {"choices": [{"message": {"role": "assistant", "content": json.dumps(extraction_payload())}}]}
     chat_server.enqueue(extraction(), raw_body(json.dumps(no_usage).encode()))
     await learn(service, ConversationKey(1, ALICE, Place.guild(GUILD)), [turn(ALICE, "I build boats.", 11)])
-    await service.flush()
+    await service.ops.flush()
     reported = chat_server.requests[-1]
-    spent = service.storage.usage.spent(("user", ALICE), today)
+    spent = parts(service).storage.usage.spent(("user", ALICE), today)
     assert spent.tokens > 0 and spent.estimated == 0
-    assert service.storage.usage.spent(("guild", GUILD), today) == spent
+    assert parts(service).storage.usage.spent(("guild", GUILD), today) == spent
     assert reported["body"]["model"] == "memory"
 
     await learn(service, ConversationKey(2, ALICE, Place.dm()), [turn(ALICE, "And sail them on weekends.", 12)])
-    await service.flush()  # this endpoint answer carries no usage: counted by an estimate, for the user only
-    after = service.storage.usage.spent(("user", ALICE), today)
+    await service.ops.flush()  # this endpoint answer carries no usage: counted by an estimate, for the user only
+    after = parts(service).storage.usage.spent(("user", ALICE), today)
     assert after.estimated > 0 and after.tokens == spent.tokens + after.estimated
-    assert service.storage.usage.spent(("guild", GUILD), today) == spent
-    assert service.snapshot().llm_tokens == {"chat": 0, "extraction": after.tokens}
-    await service.save_usage()
+    assert parts(service).storage.usage.spent(("guild", GUILD), today) == spent
+    assert service.ops.snapshot().llm_tokens == {"chat": 0, "extraction": after.tokens}
+    await service.budgets.save()
     await close_service(service)
     again = await service_on(tmp_path, databases, client)
-    assert again.usage_today(ALICE, GUILD).user == after  # counts survive a restart
+    assert again.budgets.report(ALICE, GUILD).user == after  # counts survive a restart
     await close_service(again)
 
 
@@ -124,18 +124,18 @@ async def test_a_withdrawn_reply_is_never_learned_and_the_users_words_are(
     key = ConversationKey(3, ALICE, Place.guild(GUILD))
     said = [turn(ALICE, "My cat is called Miso.", 21), turn(ALICE, "Lovely name!", 22, assistant=True)]
     await learn(service, key, said)
-    withdrawn = await service.withdraw_reply(ALICE, [22])
+    withdrawn = await service.learning.withdraw_reply(ALICE, [22])
     assert (withdrawn.dropped, withdrawn.learned) == (1, False)
     # The reply's own hand-over arriving late (the chat was still finishing) is refused too.
     await learn(service, key, [turn(ALICE, "Lovely name!", 22, assistant=True), turn(ALICE, "She is grey.", 23)])
-    await service.flush()
+    await service.ops.flush()
     assert [new_texts(r) for r in chat_server.requests] == [["My cat is called Miso.", "She is grey."]]
 
     await learn(service, key, [turn(ALICE, "I moved to Oslo.", 31), turn(ALICE, "How exciting!", 32, assistant=True)])
-    await service.flush()
+    await service.ops.flush()
     assert new_texts(chat_server.requests[-1]) == ["I moved to Oslo.", "How exciting!"]
-    late = await service.withdraw_reply(ALICE, [32])
+    late = await service.learning.withdraw_reply(ALICE, [32])
     assert (late.dropped, late.learned) == (0, True)  # already distilled: the caller says so
-    never = await service.withdraw_reply(BOB, [99])
+    never = await service.learning.withdraw_reply(BOB, [99])
     assert (never.dropped, never.learned) == (0, False)
     await close_service(service)

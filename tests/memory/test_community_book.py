@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.memory.drivers.bundle import COMMUNITY_FILE
-from bot.memory.records.community_settings import ChannelPath, Chosen, CommunityBook
+from bot.memory.models import Location
+from bot.memory.records.community_settings import Chosen, CommunityBook
 from bot.storage.errors import RecordsUnreadable
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords
@@ -19,10 +20,10 @@ from tests.conftest_state import WAIT_SECONDS, Databases
 
 GUILD, OTHER_GUILD = 500, 600
 CATEGORY, CHANNEL, THREAD, NEIGHBOUR = 510, 520, 530, 540
-IN_THREAD = ChannelPath(GUILD, thread_id=THREAD, channel_id=CHANNEL, category_id=CATEGORY)
-IN_CHANNEL = ChannelPath(GUILD, channel_id=CHANNEL, category_id=CATEGORY)
-IN_NEIGHBOUR = ChannelPath(GUILD, channel_id=NEIGHBOUR, category_id=CATEGORY)
-ELSEWHERE = ChannelPath(OTHER_GUILD, channel_id=CHANNEL + 1000)
+IN_THREAD = Location(guild_id=GUILD, thread_id=THREAD, channel_id=CHANNEL, category_id=CATEGORY)
+IN_CHANNEL = Location(guild_id=GUILD, channel_id=CHANNEL, category_id=CATEGORY)
+IN_NEIGHBOUR = Location(guild_id=GUILD, channel_id=NEIGHBOUR, category_id=CATEGORY)
+ELSEWHERE = Location(guild_id=OTHER_GUILD, channel_id=CHANNEL + 1000)
 ALLOWED = ("base-model", "big-model", "other-model")
 
 
@@ -41,7 +42,7 @@ async def test_the_most_specific_setting_wins_and_each_place_keeps_its_own(
     tmp_path: Path, databases: Databases | None
 ) -> None:
     book = await opened(tmp_path, databases)
-    assert book.at(IN_THREAD).prompt is None and book.at(ChannelPath(None)).prompt is None
+    assert book.at(IN_THREAD).prompt is None and book.at(Location()).prompt is None
     await book.set_prompt(GUILD, None, "Server voice.")
     await book.set_model(GUILD, None, "other-model")
     await book.set_prompt(GUILD, CATEGORY, "Category voice.")
@@ -53,8 +54,8 @@ async def test_the_most_specific_setting_wins_and_each_place_keeps_its_own(
     assert book.at(IN_CHANNEL).model(ALLOWED) == Chosen("big-model", "channel", CHANNEL)
     assert book.at(IN_THREAD).model(ALLOWED) == Chosen("big-model", "channel", CHANNEL)  # threads follow
     assert book.at(IN_NEIGHBOUR).model(ALLOWED) == Chosen("other-model", "server", GUILD)
-    assert book.at(ChannelPath(GUILD, channel_id=NEIGHBOUR)).prompt == Chosen("Server voice.", "server", GUILD)
-    assert book.at(ELSEWHERE) == book.at(ChannelPath(None))  # another server, and DMs: nothing set
+    assert book.at(Location(guild_id=GUILD, channel_id=NEIGHBOUR)).prompt == Chosen("Server voice.", "server", GUILD)
+    assert book.at(ELSEWHERE) == book.at(Location())  # another server, and DMs: nothing set
     # The operator took big-model off the list: the next level's model applies instead.
     assert book.at(IN_CHANNEL).model(("base-model", "other-model")) == Chosen("other-model", "server", GUILD)
 

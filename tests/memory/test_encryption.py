@@ -23,6 +23,7 @@ import asyncpg
 import pytest
 from openai import AsyncOpenAI
 
+from bot.memory.doors import ForgetEverything
 from bot.memory.drivers.encryption import encrypt_files, encrypt_postgres, rotate_files, rotate_postgres
 from bot.memory.models import ConversationKey
 from bot.memory.pipeline.extractor import MemoryExtractor
@@ -31,7 +32,7 @@ from bot.storage.errors import EncryptionRefused
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.memory.test_service import ALICE, BOB, CHANNEL, turn
-from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.engine import close_service, file_service, learn, parts, postgres_service, wait_idle
 from tests.support.llm_server import ChatServer, extraction
 
 SECRET = "zebra-violet-4711"
@@ -66,7 +67,7 @@ class Store:
 
     async def open(self, key: MasterKey | None, **options: Any) -> MemoryService:
         service = self.service(key, **options)
-        await service.open()
+        await service.ops.open()
         self.opened.append(service)
         return service
 
@@ -113,15 +114,15 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path, chat_server: Cha
 async def learned(service: MemoryService, user: int = ALICE, fact: str = FACT) -> None:
     key = ConversationKey(CHANNEL, user)
     await learn(service, key, [turn(user, f"my axolotl is called {SECRET}", name=NAME)])
-    await asyncio.wait_for(service.wait_idle(), 20)
-    assert [item.content for item in (await service.show(user)).facts] == [fact]
+    await asyncio.wait_for(wait_idle(service), 20)
+    assert [item.content for item in (await service.user(user).show()).facts] == [fact]
 
 
 async def pending_later(service: MemoryService, user: int = ALICE) -> None:
     """A turn that stays pending (the quiet time is long): its words are stored, not yet learned."""
-    service.learning.debouncer.quiet_seconds = service.learning.debouncer.max_wait_seconds = 3600
+    parts(service).learning.debouncer.quiet_seconds = parts(service).learning.debouncer.max_wait_seconds = 3600
     await learn(service, ConversationKey(CHANNEL, user), [turn(user, f"{LATER} for breakfast", name=NAME)])
-    assert any(LATER in item.turn.text for item in await service.storage.turns.pending_turns_of(user))
+    assert any(LATER in item.turn.text for item in await parts(service).storage.turns.pending_turns_of(user))
 
 
 def absent(dump: bytes) -> list[str]:
@@ -133,7 +134,7 @@ async def test_with_the_key_no_byte_of_the_store_holds_a_users_words(store: Stor
     await learned(service)
     await pending_later(service)
     assert absent(await store.every_byte()) == []
-    assert (await service.show(ALICE)).facts[0].content == FACT  # the engine reads it as before
+    assert (await service.user(ALICE).show()).facts[0].content == FACT  # the engine reads it as before
 
     plain = Store("plain", store.data.parent / "plain", None, store.base_url)  # the check can fail: no key
     plain.data.mkdir()
@@ -154,10 +155,10 @@ async def test_memory_and_pending_turns_survive_a_restart(store: Store, chat_ser
 
     chat_server.default = extraction(facts=[(f"Eats {LATER} for breakfast", "habit", 0.95)])
     again = await store.open(KEY)
-    await asyncio.wait_for(again.wait_idle(), 20)  # the pending turn, resumed and learned
-    facts = sorted(item.content for item in (await again.show(ALICE)).facts)
+    await asyncio.wait_for(wait_idle(again), 20)  # the pending turn, resumed and learned
+    facts = sorted(item.content for item in (await again.user(ALICE).show()).facts)
     assert facts == sorted([FACT, f"Eats {LATER} for breakfast"])
-    assert await again.storage.turns.pending_turns_of(ALICE) == []
+    assert await parts(again).storage.turns.pending_turns_of(ALICE) == []
     assert absent(await store.every_byte()) == []
 
 
@@ -168,24 +169,24 @@ async def test_a_copy_taken_before_a_forget_is_unreadable_with_the_key_store_aft
     await learned(service)
     chat_server.default = extraction(facts=[(BOB_FACT, "hobby", 0.95)])
     await learn(service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I collect enamel pins of lighthouses")])
-    await asyncio.wait_for(service.wait_idle(), 20)
+    await asyncio.wait_for(wait_idle(service), 20)
     chat_server.default = extraction(facts=[(FACT, "context", 0.95)])
     await pending_later(service)
     backup = await take_backup(store)
 
-    assert await service.forget_all(ALICE)
+    assert (await service.user(ALICE).forget(ForgetEverything())).any_memory
     await store.close(service)
     await restore_data_keeping_keys(store, backup)  # the old data, the key store as it is now
 
     restored = await store.open(KEY)
-    await asyncio.wait_for(restored.wait_idle(), 20)
-    assert (await restored.show(ALICE)).facts == []  # her old memory does not open
-    assert await restored.storage.turns.pending_turns_of(ALICE) == []  # nor her old pending turn
-    assert [item.content for item in (await restored.show(BOB)).facts] == [BOB_FACT]  # Bob's does
-    assert absent(backup.dump) == [] and SECRET not in str(await restored.export(ALICE))
+    await asyncio.wait_for(wait_idle(restored), 20)
+    assert (await restored.user(ALICE).show()).facts == []  # her old memory does not open
+    assert await parts(restored).storage.turns.pending_turns_of(ALICE) == []  # nor her old pending turn
+    assert [item.content for item in (await restored.user(BOB).show()).facts] == [BOB_FACT]  # Bob's does
+    assert absent(backup.dump) == [] and SECRET not in str(await restored.user(ALICE).export())
 
     await learned(restored)  # she comes back: a new key, a new memory
-    assert [item.content for item in (await restored.show(ALICE)).facts] == [FACT]
+    assert [item.content for item in (await restored.user(ALICE).show()).facts] == [FACT]
 
 
 @dataclass
@@ -240,8 +241,8 @@ async def restore_data_keeping_keys(store: Store, backup: Backup) -> None:
 async def refusal(store: Store, key: MasterKey | None) -> str:
     service = store.service(key)
     with pytest.raises(EncryptionRefused) as caught:
-        await service.storage.open()
-    await service.storage.close()
+        await parts(service).storage.open()
+    await parts(service).storage.close()
     return str(caught.value)
 
 
@@ -276,8 +277,8 @@ async def test_plain_memory_under_a_key_refuses_to_start_until_it_is_converted(s
     assert await store.every_byte() == before  # the second run changed nothing
 
     converted = await store.open(KEY)
-    assert [item.content for item in (await converted.show(ALICE)).facts] == [FACT]
-    assert any(LATER in item.turn.text for item in await converted.storage.turns.pending_turns_of(ALICE))
+    assert [item.content for item in (await converted.user(ALICE).show()).facts] == [FACT]
+    assert any(LATER in item.turn.text for item in await parts(converted).storage.turns.pending_turns_of(ALICE))
 
 
 async def convert(store: Store, key: MasterKey) -> Any:
@@ -307,5 +308,5 @@ async def test_a_rotated_key_replaces_the_old_one(store: Store) -> None:
         assert await with_database(store, lambda database: rotate_postgres(database, KEY, OTHER_KEY)) == (2, 0)
     assert "MEMORY_ENCRYPTION_KEY is not the key" in await refusal(store, KEY)
     rotated = await store.open(OTHER_KEY)
-    assert [item.content for item in (await rotated.show(BOB)).facts] == [FACT]
+    assert [item.content for item in (await rotated.user(BOB).show()).facts] == [FACT]
 

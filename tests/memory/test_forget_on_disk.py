@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.doors import PAUSE, ForgetEverything, ForgetFact
 from bot.memory.drivers.files import journal as journal_module
 from bot.memory.drivers.files.journal import JOURNAL_NAME, PARKED_RETENTION
 from bot.memory.models import ConversationKey, utc_now
 from bot.memory.parts.learning import MAX_PERMANENT_FAILURES
 from tests.memory.test_service import ALICE, BOB, CHANNEL, Engine, errors_in, make_engine, turn
-from tests.support.engine import learn
+from tests.support.engine import learn, parts
 from tests.support.llm_server import ChatServer, error, extraction
 
 SECRET = "zebra-violet-4711"
@@ -67,16 +68,16 @@ async def test_forget_everything_leaves_no_byte_of_the_user_under_the_data_folde
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
         await learned(engine)
         # more words still waiting for their extraction, and a damaged copy of the memory file kept aside
-        engine.service.learning.debouncer.quiet_seconds = 60
+        parts(engine.service).learning.debouncer.quiet_seconds = 60
         await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"{SECRET} ate a worm")])
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'{{"{SECRET}')
         assert holders(tmp_path, SECRET)
 
-        assert await engine.service.forget_all(ALICE)
+        assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory
         assert holders(tmp_path, SECRET) == []  # at once, not after a compaction or a restart
         assert holders(tmp_path, str(ALICE)) == []
     finally:
@@ -87,7 +88,7 @@ async def test_applied_turns_leave_the_journal_shortly_after(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
         await learned(engine)
         journal = tmp_path / JOURNAL_NAME
@@ -101,8 +102,8 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    await engine.service.open()
-    engine.service.storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
+    await engine.service.ops.open()
+    parts(engine.service).storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # the applied turns are still there
     try:
         await learned(engine)
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'["{FACT}"')
@@ -110,7 +111,7 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
         fact_id = engine.on_disk(ALICE).facts[0].id
         assert len(holders(tmp_path, SECRET)) >= 3
 
-        assert await engine.service.forget_fact(ALICE, fact_id)
+        assert (await engine.service.user(ALICE).forget(ForgetFact(fact_id))).facts
         assert holders(tmp_path, SECRET) == [f"memory/{BOB}.json"]
     finally:
         await engine.aclose()
@@ -120,16 +121,16 @@ async def test_a_turn_that_arrived_before_a_wipe_is_not_learned_after_it(
     tmp_path: Path, chat_server: ChatServer, secret_fact: None
 ) -> None:
     engine = make_engine(tmp_path, chat_server.base_url)
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
-        ticket = engine.service.learning_ticket(ALICE)  # the message arrives; the reply takes a while...
-        assert await engine.service.forget_all(ALICE) is False  # ...and the wipe is confirmed meanwhile
+        ticket = engine.service.learning.ticket(ALICE)  # the message arrives; the reply takes a while...
+        assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is False  # ...and the wipe is confirmed meanwhile
         kept = await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=ticket)
         assert kept is False
         await engine.settle()
         assert chat_server.requests == []
         assert holders(tmp_path, SECRET) == []
-        fresh = engine.service.learning_ticket(ALICE)  # a message after the wipe is learned as usual
+        fresh = engine.service.learning.ticket(ALICE)  # a message after the wipe is learned as usual
         assert await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=fresh)
     finally:
         await engine.aclose()
@@ -156,13 +157,13 @@ async def test_files_and_folders_are_private_under_a_normal_umask(
 ) -> None:
     data = tmp_path / "data"
     engine = make_engine(data, chat_server.base_url)
-    engine.service.storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
-    await engine.service.open()
+    parts(engine.service).storage.turns._compaction.delay = 3600  # type: ignore[union-attr]  # keep the journal non-empty
+    await engine.service.ops.open()
     try:
         await learned(engine)
-        await engine.service.set_paused(BOB, True)
+        await engine.service.user(BOB).set_mode(PAUSE)
         (engine.file(BOB)).write_text("{broken")
-        await engine.service.show(BOB)  # kept aside
+        await engine.service.user(BOB).show()  # kept aside
     finally:
         await engine.aclose()
     files = [p for p in data.rglob("*") if p.is_file()]
@@ -187,7 +188,7 @@ async def test_files_an_older_version_left_readable_are_tightened_at_start(
     for path in loose:
         path.chmod(0o644)
     engine = make_engine(data, chat_server.base_url)
-    await engine.service.open()
+    await engine.service.ops.open()
     await engine.aclose()
     assert [oct(mode(p)) for p in loose] == [oct(0o600)] * 3
     assert oct(mode(data)) == oct(0o700) and oct(mode(data / "memory")) == oct(0o700)
@@ -206,11 +207,11 @@ async def test_a_batch_the_model_always_refuses_is_parked_across_restarts_then_d
         """One life of the bot: start (replaying the journal), settle, stop; returns extraction requests made."""
         before = len(chat_server.requests)
         engine = make_engine(tmp_path, chat_server.base_url)
-        await engine.service.open()
+        await engine.service.ops.open()
         if first:
             await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, f"a long story {SECRET}")])
         await engine.settle()
-        await engine.service.shutdown(5)
+        await engine.service.ops.shutdown(5)
         await engine.aclose()
         return len(chat_server.requests) - before
 

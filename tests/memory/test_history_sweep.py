@@ -19,7 +19,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.memory.test_service import turn
-from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.engine import close_service, file_service, learn, parts, postgres_service, sweep_history, wait_idle
 from tests.support.llm_server import ChatServer, extraction
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -68,7 +68,7 @@ async def setup(request: pytest.FixtureRequest, tmp_path: Path, chat_server: Cha
         return postgres_service(Database(url, size=4), extractor, policy, clock=clock)
 
     made = Setup(build(), clock, request.param, tmp_path / "data", url, build)
-    await made.service.open()
+    await made.service.ops.open()
     yield made
     await close_service(made.service)
     await client.close()
@@ -84,20 +84,20 @@ async def test_a_90_day_old_earlier_value_is_gone_from_the_bytes_and_the_export_
     )
     key = ConversationKey(5, ALICE)
     await learn(service, key, [turn(ALICE, "my divorce is final next week")])
-    await service.wait_idle()
+    await wait_idle(service)
     setup.clock.now += timedelta(minutes=5)
     await learn(service, key, [turn(ALICE, "I moved to Lisbon, surfing every day")])
-    await service.wait_idle()
-    memory = await service.show(ALICE)
+    await wait_idle(service)
+    memory = await service.user(ALICE).show()
     assert [old.summary for old in memory.user.personalContext.previous] == ["They are going through a divorce."]
     assert b"divorce" in await setup.stored_bytes()  # kept for a day, for /memory forget minutes:
 
     setup.clock.now = NOW  # 90 days on; the summary never changed again
-    assert await service.sweep_retention() == 0  # the daily sweep (Housekeeping runs it): nobody silent for a year
+    assert await service.ops.sweep() == 0  # the daily sweep (Housekeeping runs it): nobody silent for a year
     assert b"divorce" not in await setup.stored_bytes()
-    assert b"divorce" not in await service.export(ALICE)
-    assert (await service.show(ALICE)).user.personalContext.summary == "They moved to Lisbon and took up surfing."
-    assert await service.storage.upkeep.due(NOW + timedelta(days=365)) == []  # nothing left to visit
+    assert b"divorce" not in await service.user(ALICE).export()
+    assert (await service.user(ALICE).show()).user.personalContext.summary == "They moved to Lisbon and took up surfing."
+    assert await parts(service).storage.upkeep.due(NOW + timedelta(days=365)) == []  # nothing left to visit
 
 
 async def test_the_sweep_visits_only_the_memories_whose_history_expired(setup: Setup, chat_server: ChatServer) -> None:
@@ -105,20 +105,20 @@ async def test_the_sweep_visits_only_the_memories_whose_history_expired(setup: S
     chat_server.enqueue(extraction(work="Writes Go."), extraction(work="Writes Go and Rust."),
                         extraction(work="Bakes bread."))
     await learn(service, ConversationKey(5, ALICE), [turn(ALICE, "I write Go")])
-    await service.wait_idle()
+    await wait_idle(service)
     await learn(service, ConversationKey(5, ALICE), [turn(ALICE, "and Rust")])
-    await service.wait_idle()
+    await wait_idle(service)
     await learn(service, ConversationKey(5, BOB), [turn(BOB, "I bake bread")])  # no earlier value: nothing to do
-    await service.wait_idle()
-    _, bob_before = await service.storage.memories.load_with_revision(BOB)
+    await wait_idle(service)
+    _, bob_before = await parts(service).storage.memories.load_with_revision(BOB)
 
     setup.clock.now += timedelta(hours=23)
-    assert (await service.sweep_history()).visited == 0  # not a day old yet
+    assert (await sweep_history(service)).visited == 0  # not a day old yet
     setup.clock.now += timedelta(hours=2)
-    assert (await service.sweep_history()).pruned == 1
-    _, bob_after = await service.storage.memories.load_with_revision(BOB)
+    assert (await sweep_history(service)).pruned == 1
+    _, bob_after = await parts(service).storage.memories.load_with_revision(BOB)
     assert bob_after == bob_before  # never read for writing, never rewritten
-    assert (await service.show(ALICE)).user.workContext.previous == []
+    assert (await service.user(ALICE).show()).user.workContext.previous == []
 
 
 async def test_history_written_before_the_schedule_existed_is_visited_once(setup: Setup) -> None:
@@ -127,7 +127,7 @@ async def test_history_written_before_the_schedule_existed_is_visited_once(setup
     old.user.topOfMind.summary = "Now"
     old.user.topOfMind.previous = [PreviousSummary(summary="Was in rehab", updatedAt="2025-01-01T00:00:00+00:00",
                                                    replacedAt="2025-02-01T00:00:00+00:00")]
-    await setup.service.storage.memories.save(ALICE, old)
+    await parts(setup.service).storage.memories.save(ALICE, old)
     await close_service(setup.service)
     if setup.url is not None:  # what the migration does for the memories already there
         conn = await asyncpg.connect(setup.url)
@@ -139,11 +139,11 @@ async def test_history_written_before_the_schedule_existed_is_visited_once(setup
     else:  # a data folder from before: no schedule file
         (setup.data / "memory-upkeep.json").unlink()
     setup.service = setup.reopen()
-    await setup.service.open()
+    await setup.service.ops.open()
     setup.clock.now = NOW
-    assert (await setup.service.sweep_history()).pruned == 1
+    assert (await sweep_history(setup.service)).pruned == 1
     assert b"rehab" not in await setup.stored_bytes()
-    assert await setup.service.storage.upkeep.due(NOW + timedelta(days=400)) == []  # visited once, not again
+    assert await parts(setup.service).storage.upkeep.due(NOW + timedelta(days=400)) == []  # visited once, not again
     if setup.url is None:
-        await setup.service.storage.upkeep.close()  # the later write, done now
+        await parts(setup.service).storage.upkeep.close()  # the later write, done now
         assert json.loads((setup.data / "memory-upkeep.json").read_bytes())["users"] == {}

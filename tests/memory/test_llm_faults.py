@@ -166,7 +166,7 @@ async def test_llm_fault(
     stalls = any(isinstance(response, Stall) for response in fault.script)
     timeout = TIMEOUT if stalls else ANSWER_TIMEOUT
     engine = make_engine(tmp_path, target.base_url, timeout=timeout, retries=RETRIES, attempts=attempts)
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
         await engine.store.save(ALICE, BASELINE)
         before = engine.file(ALICE).read_bytes()

@@ -38,7 +38,7 @@ from bot.memory.pipeline.dates import resolved
 from bot.memory.pipeline.filter import filter_messages
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
-from tests.support.engine import learn, target_for
+from tests.support.engine import learn, parts, where_in
 from tests.support.llm_server import ChatServer, Response, extraction
 
 BOT_ID = 42
@@ -142,7 +142,7 @@ async def run_load(
         retries=2,
         journal_durable=durable_journal,
     )
-    await engine.service.open()
+    await engine.service.ops.open()
     base = datetime(2024, 5, 1, tzinfo=UTC)
     uids = [10**17 + n for n in range(users)]
 
@@ -164,7 +164,7 @@ async def run_load(
     try:
         with frozen_startup_heap(), LagMeter() as lag:
             await asyncio.gather(*(talk(index, uid) for index, uid in enumerate(uids)))
-            assert (await engine.service.flush(600)).finished  # what the quiet time left pending
+            assert (await engine.service.ops.flush(600)).finished  # what the quiet time left pending
         elapsed = time.perf_counter() - started
     finally:
         await engine.aclose()
@@ -185,7 +185,7 @@ async def run_load(
         assert sorted(memory.appliedTurnIds) == sorted(str(uid * 100 + i) for i in range(messages))
     assert not list(engine.file(uids[0]).parent.glob("*.corrupt*"))
     assert engine.journaled() == []
-    assert engine.service.learning.stats.batches_failed == 0
+    assert parts(engine.service).learning.stats.batches_failed == 0
     assert lag.max_blocked < stall_bound, f"the event loop was blocked for {lag.max_blocked * 1000:.0f} ms"
     return figures
 
@@ -219,7 +219,7 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
 
     chat_server.responder = ten_long_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05, max_concurrent=4, timeout=30)
-    await engine.service.open()
+    await engine.service.ops.open()
     for uid in users:
         await engine.store.save(uid, memory_at_cap(100, seed=uid % 1000))
     base = datetime(2024, 5, 1, tzinfo=UTC)
@@ -232,17 +232,17 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
                 )
                 turns = filter_messages([message], bot_id=BOT_ID)
                 assert await learn(engine.service, ConversationKey(7000, uid), turns)
-            await asyncio.wait_for(engine.service.learning.debouncer.wait_idle(), 300)
+            await asyncio.wait_for(parts(engine.service).learning.debouncer.wait_idle(), 300)
             for uid in users:  # the first reply after each update fits a new index
-                used = await engine.service.memory_prompt(
-                    uid, ["any tips for sourdough?"], user_label="u", place=Place.dm(), target=target_for(Place.dm())
+                used = await engine.service.recall.prompt(
+                    uid, ["any tips for sourdough?"], user_label="u", where=where_in(Place.dm())
                 )
                 assert used.text
     finally:
         await engine.aclose()
     print(f"\nat the cap: max loop lag {lag.max_blocked * 1000:.0f} ms ({lag.max_lag * 1000:.0f} ms wall clock)")
     assert lag.ticks > 10
-    assert engine.service.learning.stats.batches_saved == len(users)
+    assert parts(engine.service).learning.stats.batches_saved == len(users)
     for uid in users:
         contents = engine.facts_on_disk(uid)
         assert len(contents) == 100

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.errors import StorageUnavailable
 from bot.storage.pg.database import Database
-from tests.support.engine import DM_TARGET, learn, postgres_service
+from tests.support.engine import DM_HERE, learn, parts, postgres_service
 from tests.support.llm_server import ChatServer, extraction
 
 ALICE = 712345678901234561
@@ -56,20 +56,20 @@ async def test_a_reply_goes_out_without_memory_while_the_only_connection_is_take
     postgres_url: str, chat_server: ChatServer
 ) -> None:
     service = one_connection_service(postgres_url, chat_server, acquire_timeout=0.2)
-    await service.open()
+    await service.ops.open()
     try:
-        await service.storage.memories.save(ALICE, old_memory(ALICE))
-        database = service.storage.database
+        await parts(service).storage.memories.save(ALICE, old_memory(ALICE))
+        database = parts(service).storage.database
         assert database is not None
         async with database.connection():
-            prompt = await service.memory_prompt(
-                ALICE, ["stamps?"], user_label="Alice", place=Place.dm(), target=DM_TARGET
+            prompt = await service.recall.prompt(
+                ALICE, ["stamps?"], user_label="Alice", where=DM_HERE
             )
         assert prompt.text == ""
-        prompt = await service.memory_prompt(ALICE, ["stamps?"], user_label="Alice", place=Place.dm(), target=DM_TARGET)
+        prompt = await service.recall.prompt(ALICE, ["stamps?"], user_label="Alice", where=DM_HERE)
         assert "Collects stamps" in prompt.text
     finally:
-        await service.shutdown(5)
+        await service.ops.shutdown(5)
 
 
 async def test_a_sweep_replies_and_extractions_all_finish_on_a_pool_of_one(
@@ -77,20 +77,20 @@ async def test_a_sweep_replies_and_extractions_all_finish_on_a_pool_of_one(
 ) -> None:
     chat_server.responder = lambda body: extraction(facts=[("Restores old motorbikes", "preference")])
     service = one_connection_service(postgres_url, chat_server)
-    await service.open()
+    await service.ops.open()
     try:
-        database = service.storage.database
+        database = parts(service).storage.database
         assert database is not None
         for user in [ALICE, *SILENT]:
-            await service.storage.memories.save(user, old_memory(user))
+            await parts(service).storage.memories.save(user, old_memory(user))
         long_ago = datetime.now(UTC) - timedelta(days=400)
         await database.execute("UPDATE memories SET updated_at = $1 WHERE user_id <> $2", long_ago, ALICE)
 
         async def replies() -> list[str]:
             texts = []
             for _ in range(20):
-                prompt = await service.memory_prompt(
-                    ALICE, ["stamps?"], user_label="Alice", place=Place.dm(), target=DM_TARGET
+                prompt = await service.recall.prompt(
+                    ALICE, ["stamps?"], user_label="Alice", where=DM_HERE
                 )
                 texts.append(prompt.text)
             return texts
@@ -98,16 +98,16 @@ async def test_a_sweep_replies_and_extractions_all_finish_on_a_pool_of_one(
         async def extractions() -> bool:
             turn = Turn("user", ALICE, "alice", "I restore old motorbikes", datetime.now(UTC), "t1")
             assert await learn(service, ConversationKey(5, ALICE), [turn])
-            return await service.flush(60)
+            return await service.ops.flush(60)
 
         deleted, texts, flushed = await asyncio.wait_for(
-            asyncio.gather(service.sweep_retention(), replies(), extractions()), DONE_WITHIN
+            asyncio.gather(service.ops.sweep(), replies(), extractions()), DONE_WITHIN
         )
         assert deleted == len(SILENT)
         assert all("Collects stamps" in text for text in texts)
         assert flushed
-        memory = await service.storage.memories.load(ALICE)
+        memory = await parts(service).storage.memories.load(ALICE)
         assert "Restores old motorbikes" in [fact.content for fact in memory.facts]
         assert await database.fetchval("SELECT count(*) FROM memories") == 1
     finally:
-        await service.shutdown(5)
+        await service.ops.shutdown(5)

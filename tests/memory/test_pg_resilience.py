@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
+from bot.memory.doors import PAUSE, Incognito, LearningTicket, Resume
 from bot.memory.drivers.pg.generations import PostgresGenerations
 from bot.memory.errors import Stale
 from bot.memory.models import ConversationKey, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
-from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
+from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from bot.storage.pg.records import PostgresRecords
 from tests.memory.storage_backends import open_storage
-from tests.support.engine import learn, postgres_service
+from tests.support.engine import learn, parts, postgres_service
 from tests.support.llm_server import ChatServer
 from tests.support.postgres import run_as_admin
 
@@ -84,21 +85,21 @@ async def test_a_pause_or_incognito_set_in_one_process_refuses_turns_another_add
     policy = MemoryPolicy(debounce_seconds=3600, max_wait_seconds=3600)
     pausing = postgres_service(Database(postgres_url, size=2), MemoryExtractor(client, model="m"), policy)
     behind = postgres_service(Database(postgres_url, size=2), MemoryExtractor(client, model="m"), policy)
-    await pausing.open()
-    await behind.open()
+    await pausing.ops.open()
+    await behind.ops.open()
     try:
         key = ConversationKey(5, USER)
-        for start in (lambda: pausing.set_paused(USER, True), lambda: pausing.set_incognito(USER, 5)):
-            ticket = behind.learning_ticket(USER)  # the message reached the other process first
+        for start in (lambda: pausing.user(USER).set_mode(PAUSE), lambda: pausing.user(USER).set_mode(Incognito(5))):
+            ticket = behind.learning.ticket(USER)  # the message reached the other process first
             await start()
             assert await learn(behind, key, [turn(f"while-{ticket.generation}", now())], ticket=ticket) is False
-            await pausing.resume(USER)
+            await pausing.user(USER).set_mode(Resume())
         assert await learn(behind, key, [turn("after", now())], ticket=await fresh_ticket(behind, pausing)) is True
-        assert [item.turn.text for item in await behind.storage.turns.pending_turns_of(USER)] == [
+        assert [item.turn.text for item in await parts(behind).storage.turns.pending_turns_of(USER)] == [
             "my new phone number is 555 0199"
         ]
     finally:
-        await asyncio.gather(pausing.shutdown(1), behind.shutdown(1))
+        await asyncio.gather(pausing.ops.shutdown(1), behind.ops.shutdown(1))
         await client.close()
 
 
@@ -108,11 +109,11 @@ def now() -> datetime:
 
 async def fresh_ticket(behind: MemoryService, pausing: MemoryService) -> LearningTicket:
     """A ticket taken once the other process has heard of every forget and pause (as a later message would)."""
-    generation = pausing.learning_ticket(USER).generation
-    table = behind.storage.generations
+    generation = pausing.learning.ticket(USER).generation
+    table = parts(behind).storage.generations
     assert isinstance(table, PostgresGenerations)
-    await asyncio.wait_for(table.wait_for(lambda: behind.learning_ticket(USER).generation == generation), 30)
-    privacy = behind.storage.privacy.table
+    await asyncio.wait_for(table.wait_for(lambda: behind.learning.ticket(USER).generation == generation), 30)
+    privacy = parts(behind).storage.privacy.table
     assert isinstance(privacy, PostgresRecords)
-    await asyncio.wait_for(privacy.wait_for(lambda: not behind.privacy_of(USER).incognito), 30)
-    return behind.learning_ticket(USER)
+    await asyncio.wait_for(privacy.wait_for(lambda: not behind.user(USER).privacy.incognito), 30)
+    return behind.learning.ticket(USER)

@@ -13,7 +13,7 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, PlaceMem
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules.place_cap import evict_old_places, last_updated
 from bot.memory.service import MemoryPolicy
-from tests.support.engine import file_service, learn
+from tests.support.engine import file_service, learn, parts
 from tests.support.llm_server import ChatServer, extraction
 
 USER = 612345678901234999
@@ -62,26 +62,26 @@ async def test_model_saves_keep_the_summaries_of_the_most_recently_updated_place
         MemoryPolicy(debounce_seconds=0.05, max_wait_seconds=1, max_places=3, min_confidence=0.5),
         clock=lambda: now[0], durable=False,
     )
-    await service.open()
+    await service.ops.open()
     try:
         chat_server.enqueue(extraction(work="Runs a small bakery", facts=[("Runs a small bakery", "context")]))
         now[0] = next(moments)
         assert await learn(service, ConversationKey(1, USER, Place.dm()), [ticket_turn(0, now[0])])
-        await service.flush(30)
+        await service.ops.flush(30)
         for n in range(1, 6):  # one restricted channel per ticket
             chat_server.enqueue(extraction(top=f"Waiting for order {n}", facts=[(f"Ordered item {n}", "context")]))
             now[0] = next(moments)
             place = Place.channel(9000 + n, GUILD)
             assert await learn(service, ConversationKey(9000 + n, USER, place), [ticket_turn(n, now[0])])
-            assert await service.flush(30)
+            assert await service.ops.flush(30)
 
-        memory = await service.storage.memories.load(USER)
+        memory = await parts(service).storage.memories.load(USER)
         assert sorted(memory.places) == ["channel:9003", "channel:9004", "channel:9005"]
         assert memory.places["channel:9005"].user.topOfMind.summary == "Waiting for order 5"
         assert memory.user.workContext.summary == "Runs a small bakery"  # DMs are never evicted
         assert len(memory.facts) == 6  # facts have their own cap: untouched
     finally:
-        await service.shutdown(5)
+        await service.ops.shutdown(5)
         await client.close()
 
 
@@ -93,21 +93,21 @@ async def test_a_document_already_past_the_cap_is_trimmed_at_its_next_model_save
         tmp_path, MemoryExtractor(client, model="m", max_retries=0),
         MemoryPolicy(debounce_seconds=0.05, max_wait_seconds=1, max_places=50, min_confidence=0.5), durable=False,
     )
-    await service.open()
+    await service.ops.open()
     try:
         stored = MemoryFile(facts=[Fact(id="fact_00000001", content="Likes tea", confidence=0.9)])
         for n in range(300):
             stored.places[f"channel:{10_000 + n}"] = summaries_at(T0 + timedelta(minutes=n), f"Ticket {n} open")
-        await service.storage.memories.save(USER, stored)
-        assert len((await service.storage.memories.load(USER)).places) == 300  # saved as it was: not a model save
+        await parts(service).storage.memories.save(USER, stored)
+        assert len((await parts(service).storage.memories.load(USER)).places) == 300  # saved as it was: not a model save
 
         chat_server.enqueue(extraction(facts=[("Prefers email to phone calls", "preference")]))
         turn = Turn("user", USER, "ana", "please email me, do not call", datetime.now(UTC), "t1")
         assert await learn(service, ConversationKey(1, USER, Place.dm()), [turn])
-        assert await service.flush(30)
-        memory = await service.storage.memories.load(USER)
+        assert await service.ops.flush(30)
+        memory = await parts(service).storage.memories.load(USER)
         assert sorted(memory.places) == [f"channel:{10_000 + n}" for n in range(250, 300)]
         assert [fact.content for fact in memory.facts] == ["Likes tea", "Prefers email to phone calls"]
     finally:
-        await service.shutdown(5)
+        await service.ops.shutdown(5)
         await client.close()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bot.memory.doors import ForgetEverything, ForgetFact, ForgetMinutes, ForgetSection
 from bot.memory.drivers.files.generations import FileGenerations
 from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.models import DM_PLACE, ConversationKey, Fact, MemoryFile, Place
@@ -26,7 +27,7 @@ from bot.memory.rules.places import (
 )
 from tests.memory.test_service import ALICE, Engine, make_engine, payload_of, turn
 from tests.support import engine as support
-from tests.support.engine import target_for
+from tests.support.engine import where_in
 from tests.support.llm_server import ChatServer, extraction
 
 GUILD_A, GUILD_B = 7001, 7002
@@ -199,7 +200,7 @@ async def test_replay_gives_back_each_turns_place_and_an_old_record_is_a_dm(tmp_
 @pytest.fixture
 async def engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
     built = make_engine(tmp_path, chat_server.base_url)
-    await built.service.open()
+    await built.service.ops.open()
     yield built
     await built.aclose()
 
@@ -215,8 +216,8 @@ async def learn(engine: Engine, server: ChatServer, place: Place, text: str, fac
 
 
 async def prompt_in(engine: Engine, place: Place) -> str:
-    prompt = await engine.service.memory_prompt(
-        ALICE, ["anything"], user_label="alice", place=place, target=target_for(place)
+    prompt = await engine.service.recall.prompt(
+        ALICE, ["anything"], user_label="alice", where=where_in(place)
     )
     return prompt.text
 
@@ -282,16 +283,16 @@ async def test_share_and_unshare_round_trip(engine: Engine, chat_server: ChatSer
     await learn(engine, chat_server, DM, "I'm vegetarian", "Is vegetarian", "Eating vegetarian")
     [fact] = engine.on_disk(ALICE).facts
     assert "vegetarian" not in await prompt_in(engine, PUBLIC_A)
-    assert await engine.service.set_shared(ALICE, fact.id, True) is True
-    assert await engine.service.set_shared(ALICE, fact.id, True) is False  # already
+    assert await engine.service.user(ALICE).share(fact.id, True) is True
+    assert await engine.service.user(ALICE).share(fact.id, True) is False  # already
     assert engine.on_disk(ALICE).facts[0].shared is True
     public = await prompt_in(engine, PUBLIC_A)
     assert "Is vegetarian" in public and "Eating vegetarian" not in public  # the fact, not the DM summary
     shown = await learn(engine, chat_server, PUBLIC_B, "pizza tonight", "Likes pizza", "Pizza night")
     assert "Is vegetarian" in json.dumps(shown)
-    assert await engine.service.set_shared(ALICE, fact.id, False) is True
+    assert await engine.service.user(ALICE).share(fact.id, False) is True
     assert "vegetarian" not in await prompt_in(engine, PUBLIC_A)
-    assert await engine.service.set_shared(ALICE, "fact_ffffffff", True) is None
+    assert await engine.service.user(ALICE).share("fact_ffffffff", True) is None
 
 
 async def test_an_old_file_is_dm_only_until_shared(engine: Engine) -> None:
@@ -299,7 +300,7 @@ async def test_an_old_file_is_dm_only_until_shared(engine: Engine) -> None:
     engine.file(ALICE).write_text(json.dumps(SEED_FILE))
     assert "depression" in await prompt_in(engine, DM)
     assert await prompt_in(engine, PUBLIC_A) == ""
-    assert await engine.service.set_shared(ALICE, "fact_0000bbbb", True) is True
+    assert await engine.service.user(ALICE).share("fact_0000bbbb", True) is True
     public = await prompt_in(engine, PUBLIC_A)
     assert "Alps" in public and "depression" not in public and "Nurse" not in public
     on_disk = json.loads(engine.file(ALICE).read_bytes())
@@ -310,23 +311,23 @@ async def test_an_old_file_is_dm_only_until_shared(engine: Engine) -> None:
 async def test_forget_and_export_work_across_places(engine: Engine, chat_server: ChatServer) -> None:
     await learn(engine, chat_server, DM, "I'm vegetarian", "Is vegetarian", "Eating vegetarian")
     await learn(engine, chat_server, STAFF_IN_A, "I run the wiki", "Runs the wiki", "Wiki revamp")
-    exported = json.loads(await engine.service.export(ALICE))
+    exported = json.loads(await engine.service.user(ALICE).export())
     assert [(f["content"], f["place"], f["shared"]) for f in exported["facts"]] == [
         ("Is vegetarian", "dm", False), ("Runs the wiki", "channel:8001", False),
     ]
     assert exported["places"]["channel:8001"]["user"]["topOfMind"]["summary"] == "Wiki revamp"
     staff_fact = exported["facts"][1]["id"]
-    assert await engine.service.forget_fact(ALICE, staff_fact) is True  # asked from anywhere, e.g. a DM
+    assert (await engine.service.user(ALICE).forget(ForgetFact(staff_fact))).facts == 1  # asked from anywhere, e.g. a DM
     staff = await prompt_in(engine, STAFF_IN_A)
     assert "Runs the wiki" not in staff and "Wiki revamp" in staff  # one fact gone; summaries stay
-    assert await engine.service.forget_all(ALICE) is True
+    assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is True
     assert not engine.file(ALICE).exists()
     assert await prompt_in(engine, STAFF_IN_A) == "" and await prompt_in(engine, DM) == ""
 
 
 async def test_scope_user_keeps_one_memory_everywhere(tmp_path: Path, chat_server: ChatServer) -> None:
     built = make_engine(tmp_path, chat_server.base_url, scope="user")
-    await built.service.open()
+    await built.service.ops.open()
     try:
         await learn(built, chat_server, DM, "between us, remember that I'm being treated for depression",
                     "Is being treated for depression", "Coping with depression")
@@ -357,8 +358,8 @@ def test_a_places_unknown_fields_survive_an_extraction_there() -> None:
 
 
 async def test_remember_belongs_where_it_was_typed_unless_everywhere(engine: Engine) -> None:
-    staff_only = await engine.service.add_fact(ALICE, "I run the moderation rota", place=STAFF_IN_A)
-    everywhere = await engine.service.add_fact(ALICE, "Call me Ali", place=STAFF_IN_A, everywhere=True)
+    staff_only = await engine.service.user(ALICE).add("I run the moderation rota", place=STAFF_IN_A)
+    everywhere = await engine.service.user(ALICE).add("Call me Ali", place=STAFF_IN_A, everywhere=True)
     assert (staff_only.place, staff_only.shared) == ("channel:8001", False)
     assert (everywhere.place, everywhere.shared) == ("channel:8001", True)
     public = await prompt_in(engine, PUBLIC_A)
@@ -370,12 +371,12 @@ async def test_forget_section_and_forget_minutes_reach_every_place(engine: Engin
     await learn(engine, chat_server, DM, "I'm vegetarian", "Is vegetarian", "Eating vegetarian")
     await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
     await learn(engine, chat_server, STAFF_IN_A, "I run the wiki", "Runs the wiki", "Wiki revamp")
-    assert await engine.service.forget_section(ALICE, "topOfMind") is True
+    assert (await engine.service.user(ALICE).forget(ForgetSection("topOfMind"))).sections > 0
     memory = engine.on_disk(ALICE)
     assert [memory.section_of(p.key, "topOfMind").summary for p in (DM, PUBLIC_A, STAFF_IN_A)] == ["", "", ""]
 
     await learn(engine, chat_server, PUBLIC_B, "I speedrun Zelda", "Speedruns Zelda", "Training a speedrun")
-    report = await engine.service.forget_since(ALICE, 60)
+    report = await engine.service.user(ALICE).forget(ForgetMinutes(60))
     assert report.facts == 4 and report.sections == 1  # every fact was learned within the hour; B's summary too
     memory = engine.on_disk(ALICE)
     assert memory.facts == [] and memory.section_of(PUBLIC_B.key, "topOfMind").summary == ""
@@ -387,14 +388,14 @@ async def test_what_did_you_remember_names_the_summaries_of_the_place_used(
     await learn(engine, chat_server, DM, "between us, remember that I'm being treated for depression",
                 "Is being treated for depression", "Coping with depression")
     await learn(engine, chat_server, PUBLIC_A, "I love bouldering", "Loves bouldering", "Bouldering season")
-    used = await engine.service.memory_prompt(
-        ALICE, ["climbing?"], user_label="alice", place=PUBLIC_A, target=target_for(PUBLIC_A)
+    used = await engine.service.recall.prompt(
+        ALICE, ["climbing?"], user_label="alice", where=where_in(PUBLIC_A)
     )
     assert used.sections == ("topOfMind@guild:7001",)
-    await engine.service.record_reply([424242], ALICE, used, engine.service.learning_ticket(ALICE))
-    record = await engine.service.reply_record(424242)
+    await engine.service.recall.record_reply([424242], ALICE, used, engine.service.learning.ticket(ALICE))
+    record = await engine.service.recall.reply_record(424242)
     assert record is not None
-    recalled = await engine.service.recalled(ALICE, record)
+    recalled = await engine.service.user(ALICE).recalled(record)
     summaries = [(item.key, item.text, item.place) for item in recalled if item.kind == "section"]
     assert summaries == [("topOfMind", "Bouldering season", "guild:7001")]  # not the DM summary of the same name
     assert "depression" not in json.dumps([item.text for item in recalled])

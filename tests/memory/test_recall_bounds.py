@@ -8,11 +8,12 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
+from bot.memory.doors import ForgetEverything
 from bot.memory.models import Fact, MemoryFile, Place
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.support.engine import file_service, target_for
+from tests.support.engine import file_service, parts, where_in
 
 FIRST = 612345678900000000
 USERS = 40
@@ -29,7 +30,7 @@ def memory_in_places() -> MemoryFile:
 
 
 async def reply(service: MemoryService, user: int, place: Place) -> str:
-    prompt = await service.memory_prompt(user, ["chess?"], user_label="Ana", place=place, target=target_for(place))
+    prompt = await service.recall.prompt(user, ["chess?"], user_label="Ana", where=where_in(place))
     return prompt.text
 
 
@@ -38,14 +39,14 @@ async def test_selection_indexes_stay_bounded_and_a_forget_drops_all_of_a_users(
     selector = FactSelector(cache_size=CACHE)
     service = file_service(tmp_path, MemoryExtractor(client, model="m"), MemoryPolicy(), selector=selector,
                            durable=False)
-    await service.open()
+    await service.ops.open()
     try:
         early = FIRST
-        await service.storage.memories.save(early, memory_in_places())
+        await parts(service).storage.memories.save(early, memory_in_places())
         for place in PLACES:
             assert "Plays chess" in await reply(service, early, place)
         for user in range(FIRST + 1, FIRST + USERS):  # many users get server replies after the early one
-            await service.storage.memories.save(user, memory_in_places())
+            await parts(service).storage.memories.save(user, memory_in_places())
             await reply(service, user, PLACES[1 + user % 2])
             assert selector.cached <= CACHE
 
@@ -55,10 +56,10 @@ async def test_selection_indexes_stay_bounded_and_a_forget_drops_all_of_a_users(
         assert {key for key in selector._cache if key.startswith(str(last))} == {
             str(last), f"{last}@guild:{GUILD}", f"{last}@channel:6161"
         }
-        await service.forget_all(last)
+        await service.user(last).forget(ForgetEverything())
         assert not [key for key in selector._cache if key.split("@")[0] == str(last)]
         assert [key for key in selector._cache if key.split("@")[0] == str(early)] == []  # aged out long ago
         assert await reply(service, last, PLACES[1]) == ""  # and nothing to select from any more
     finally:
-        await service.shutdown(5)
+        await service.ops.shutdown(5)
         await client.close()

@@ -22,17 +22,18 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
+from bot.memory.doors import PAUSE, ForgetEverything, ForgetFact, Resume
 from bot.memory.drivers.files.generations import FileGenerations
 from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
 from bot.memory.drivers.files.memories import MemoryStore
 from bot.memory.drivers.interfaces import Generations
-from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
+from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.parts.learning import MAX_REQUEUES
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules.places import Scope
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import AtomicWriter
-from tests.support.engine import DM_TARGET, close_service, file_service, learn
+from tests.support.engine import DM_HERE, close_service, file_service, learn, parts
 from tests.support.llm_server import (
     ChatServer,
     RecordedRequest,
@@ -128,7 +129,7 @@ class Engine:
 
     @property
     def store(self) -> MemoryStore:
-        memories = self.service.storage.memories
+        memories = parts(self.service).storage.memories
         assert isinstance(memories, MemoryStore)
         return memories
 
@@ -150,7 +151,7 @@ class Engine:
         return [item.turn.text for item in Journal(self.journal_path, FileGenerations()).replay()]
 
     async def settle(self) -> None:
-        await asyncio.wait_for(self.service.learning.debouncer.wait_idle(), 20)
+        await asyncio.wait_for(parts(self.service).learning.debouncer.wait_idle(), 20)
 
     async def aclose(self) -> None:
         await close_service(self.service)
@@ -193,7 +194,7 @@ def make_engine(
 @pytest.fixture
 async def engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[Engine]:
     built = make_engine(tmp_path, chat_server.base_url)
-    await built.service.open()
+    await built.service.ops.open()
     yield built
     await built.aclose()
 
@@ -221,7 +222,7 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     key = ConversationKey(CHANNEL, ALICE)
     first = [turn(ALICE, "I write Go microservices at a fintech"), turn(ALICE, "mostly payment APIs")]
     assert await learn(engine.service, key, first) is True
-    assert engine.service.storage.turns is not None and engine.service.storage.turns.pending == 2
+    assert parts(engine.service).storage.turns is not None and parts(engine.service).storage.turns.pending == 2
     await engine.settle()
 
     memory = engine.on_disk(ALICE)
@@ -231,14 +232,14 @@ async def test_turns_become_a_file_and_reach_the_next_reply(engine: Engine, chat
     assert set(memory.appliedTurnIds) == {t.turn_id for t in first}
     assert engine.journaled() == []  # done once saved
 
-    rendered = await engine.service.memory_prompt(
-        ALICE, ["which language for my new service?"], user_label="alice", place=Place.dm(), target=DM_TARGET
+    rendered = await engine.service.recall.prompt(
+        ALICE, ["which language for my new service?"], user_label="alice", where=DM_HERE
     )
     prompt = rendered.text
     assert "Writes Go microservices at work" in prompt
     assert "They write Go microservices at a fintech." in prompt
     assert prompt.startswith("<user_memory") and prompt.endswith("</user_memory>")
-    nothing = await engine.service.memory_prompt(BOB, ["hello"], user_label="bob", place=Place.dm(), target=DM_TARGET)
+    nothing = await engine.service.recall.prompt(BOB, ["hello"], user_label="bob", where=DM_HERE)
     assert nothing.text == ""
 
 
@@ -267,8 +268,8 @@ async def test_forget_one_fact(engine: Engine, chat_server: ChatServer) -> None:
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "tea and my cat Miso")])
     await engine.settle()
     tea = engine.on_disk(ALICE).facts[0].id
-    assert await engine.service.forget_fact(ALICE, tea) is True
-    assert await engine.service.forget_fact(ALICE, tea) is False
+    assert (await engine.service.user(ALICE).forget(ForgetFact(tea))).facts == 1
+    assert (await engine.service.user(ALICE).forget(ForgetFact(tea))).facts == 0
     assert engine.facts_on_disk(ALICE) == ["Has a cat named Miso"]
 
 
@@ -291,8 +292,8 @@ async def test_a_slow_journal_does_not_split_a_burst(tmp_path: Path, chat_server
     each journal append takes twice the debounce time."""
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
-    engine.service.storage.turns = SlowJournal(tmp_path / JOURNAL_NAME, engine.service.storage.generations, delay=0.1)
-    await engine.service.open()
+    parts(engine.service).storage.turns = SlowJournal(tmp_path / JOURNAL_NAME, parts(engine.service).storage.generations, delay=0.1)
+    await engine.service.ops.open()
     key = ConversationKey(CHANNEL, ALICE)
     burst = [turn(ALICE, f"message {n}") for n in range(5)]
     try:
@@ -330,7 +331,7 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
     assert "1001" in line.getMessage() and "kept pending" in line.getMessage()
     assert "Lisbon" not in caplog.text  # no message contents in the logs
     assert engine.journaled() == texts
-    assert engine.service.learning.stats.batches_failed == 1
+    assert parts(engine.service).learning.stats.batches_failed == 1
 
 
 # --- /memory forget ---------------------------------------------------------------------------------------
@@ -343,12 +344,12 @@ async def test_forget_all_during_an_inflight_extraction_writes_nothing(
     chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
     await chat_server.await_requests(1)
-    assert await engine.service.forget_all(ALICE) is True
+    assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is True
     gate.set()  # the model answers now, too late
     await engine.settle()
     assert not engine.file(ALICE).exists()
     assert engine.journaled() == []
-    assert (await engine.service.show(ALICE)).is_empty()
+    assert (await engine.service.user(ALICE).show()).is_empty()
 
 
 async def test_an_extraction_answered_after_forget_all_is_discarded(
@@ -357,9 +358,9 @@ async def test_an_extraction_answered_after_forget_all_is_discarded(
     """Work started before the wipe (not through the debouncer, so nothing cancels it) never writes."""
     chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
     batch = [turn(ALICE, "I live in Lisbon")]
-    work = asyncio.create_task(engine.service.learning._process_batch(ConversationKey(CHANNEL, ALICE), batch))
+    work = asyncio.create_task(parts(engine.service).learning._process_batch(ConversationKey(CHANNEL, ALICE), batch))
     await chat_server.await_requests(1)
-    await engine.service.forget_all(ALICE)
+    await engine.service.user(ALICE).forget(ForgetEverything())
     gate.set()
     await asyncio.wait_for(work, 10)
     assert not engine.file(ALICE).exists()
@@ -370,7 +371,7 @@ async def slow_engine(tmp_path: Path, chat_server: ChatServer) -> AsyncIterator[
     """An engine whose quiet time never runs out during a test: a batch is pending until the test flushes it, so
     "pending" does not depend on how fast a loaded machine gets from one line to the next."""
     built = make_engine(tmp_path, chat_server.base_url, debounce=600, max_wait=1200)
-    await built.service.open()
+    await built.service.ops.open()
     yield built
     await built.aclose()
 
@@ -380,9 +381,9 @@ async def test_forget_all_cancels_pending_batches(slow_engine: Engine, chat_serv
     chat_server.responder = echo_facts
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
     await learn(engine.service, ConversationKey(CHANNEL + 1, ALICE), [turn(ALICE, "I like tea")])
-    await engine.service.forget_all(ALICE)
+    await engine.service.user(ALICE).forget(ForgetEverything())
     await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
-    assert (await engine.service.flush(20)).finished
+    assert (await engine.service.ops.flush(20)).finished
     (only,) = chat_server.requests  # Bob's, which was queued after Alice's and still ran
     assert new_texts(only) == ["I like trains"]
     assert not engine.file(ALICE).exists()
@@ -397,18 +398,18 @@ async def test_a_paused_user_teaches_nothing_until_resumed(slow_engine: Engine, 
     chat_server.responder = echo_facts
     key = ConversationKey(CHANNEL, ALICE)
     await learn(engine.service, key, [turn(ALICE, "pending when I paused")])
-    assert await engine.service.set_paused(ALICE, True) is True
+    assert not (await engine.service.user(ALICE).set_mode(PAUSE)).before.paused
     assert await learn(engine.service, key, [turn(ALICE, "I live in Lisbon")]) is False
-    assert engine.service.storage.turns is not None and engine.service.storage.turns.pending == 0
+    assert parts(engine.service).storage.turns is not None and parts(engine.service).storage.turns.pending == 0
     await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
-    assert (await engine.service.flush(20)).finished
+    assert (await engine.service.ops.flush(20)).finished
     assert [new_texts(r) for r in chat_server.requests] == [["I like trains"]]
     assert not engine.file(ALICE).exists()
     assert engine.journaled() == []
 
-    assert await engine.service.set_paused(ALICE, False) is True
+    assert (await engine.service.user(ALICE).set_mode(Resume())).before.anything_on
     assert await learn(engine.service, key, [turn(ALICE, "I like tea")]) is True
-    assert (await engine.service.flush(20)).finished
+    assert (await engine.service.ops.flush(20)).finished
     assert engine.facts_on_disk(ALICE) == ["Said: I like tea"]
 
 
@@ -423,7 +424,7 @@ async def test_two_users_in_one_channel_never_share_memory(slow_engine: Engine, 
     for a, b in zip(alice_says, bob_says, strict=True):  # interleaved in the same channel
         await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, a, name="alice")])
         await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, b, name="bob")])
-    assert (await engine.service.flush(20)).finished
+    assert (await engine.service.ops.flush(20)).finished
 
     assert sorted(engine.facts_on_disk(ALICE)) == sorted(f"Said: {t}" for t in alice_says)
     assert sorted(engine.facts_on_disk(BOB)) == sorted(f"Said: {t}" for t in bob_says)
@@ -433,8 +434,8 @@ async def test_two_users_in_one_channel_never_share_memory(slow_engine: Engine, 
         assert len(names) == 1  # one user's turns per request
         others = bob_says if names == {"alice"} else alice_says
         assert not any(text in request["body"]["messages"][1]["content"] for text in others)
-    prompt = (await engine.service.memory_prompt(
-        ALICE, ["tell me about motorcycles"], user_label="alice", place=Place.dm(), target=DM_TARGET
+    prompt = (await engine.service.recall.prompt(
+        ALICE, ["tell me about motorcycles"], user_label="alice", where=DM_HERE
     )).text
     assert "tomatoes" in prompt and "motorcycles" not in prompt
 
@@ -462,7 +463,7 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url)
     try:
-        assert await engine.service.open() == 3
+        assert await engine.service.ops.open() == 3
         await engine.settle()
     finally:
         await engine.aclose()
@@ -484,7 +485,7 @@ async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, ch
     await Journal(tmp_path / JOURNAL_NAME, FileGenerations()).add(key, applied)
     engine = make_engine(tmp_path, chat_server.base_url)
     try:
-        await engine.service.open()
+        await engine.service.ops.open()
         await engine.settle()
     finally:
         await engine.aclose()
@@ -499,12 +500,12 @@ async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, ch
 async def test_shutdown_flushes_pending_batches_to_disk(tmp_path: Path, chat_server: ChatServer) -> None:
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600)  # nothing would fire alone
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
         for user in range(2001, 2011):
             await learn(engine.service, ConversationKey(CHANNEL, user), [turn(user, f"I am user {user}")])
         assert chat_server.requests == []
-        assert await engine.service.shutdown(timeout=20) is True
+        assert await engine.service.ops.shutdown(timeout=20) is True
         late = turn(2001, "said during shutdown")
         assert await learn(engine.service, ConversationKey(CHANNEL, 2001), [late]) is True
     finally:
@@ -520,13 +521,13 @@ async def test_shutdown_with_a_stalled_server_keeps_the_turns_journaled(
 ) -> None:
     chat_server.default = stall(30)
     engine = make_engine(tmp_path, chat_server.base_url, debounce=60, max_wait=600, timeout=20)
-    await engine.service.open()
+    await engine.service.ops.open()
     try:
         await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
         await learn(engine.service, ConversationKey(CHANNEL, BOB), [turn(BOB, "I like trains")])
         with caplog.at_level(logging.WARNING):
-            assert await engine.service.shutdown(timeout=0.3) is False
-        assert engine.service.learning.debouncer.running == 0  # nothing left running after the grace
+            assert await engine.service.ops.shutdown(timeout=0.3) is False
+        assert parts(engine.service).learning.debouncer.running == 0  # nothing left running after the grace
     finally:
         await engine.aclose()
     assert sorted(engine.journaled()) == ["I like trains", "I live in Lisbon"]
@@ -560,7 +561,7 @@ async def _disk_fault_engine(
 ) -> tuple[Engine, FaultyFsync, bytes]:
     fsync = FaultyFsync(tmp_path / "memory" / f"{ALICE}.json", failures=0)
     engine = make_engine(tmp_path, chat_server.base_url, writer=AtomicWriter(fsync=fsync))
-    await engine.service.open()
+    await engine.service.ops.open()
     await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     fsync.failures = failures
     return engine, fsync, engine.file(ALICE).read_bytes()
@@ -609,28 +610,28 @@ async def test_a_lasting_disk_fault_gives_up_loudly_and_keeps_everything(
 
 
 async def test_flush_reports_what_it_saved_failed_or_found_nothing(engine: Engine, chat_server: ChatServer) -> None:
-    nothing = await engine.service.flush(10)
+    nothing = await engine.service.ops.flush(10)
     assert nothing.finished and nothing.nothing_pending and nothing.batches_saved == 0
 
     chat_server.enqueue(extraction(facts=[("Writes Go microservices at work", "knowledge", 0.95)]))
-    engine.service.learning.debouncer.quiet_seconds = 60.0  # only the flush may start this batch
+    parts(engine.service).learning.debouncer.quiet_seconds = 60.0  # only the flush may start this batch
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I write Go microservices")])
-    saved = await engine.service.flush(10)
+    saved = await engine.service.ops.flush(10)
     assert (saved.finished, saved.batches_pending, saved.batches_saved, saved.batches_failed, saved.facts_added) == (
         True, 1, 1, 0, 1
     )
 
     chat_server.enqueue(json_reply("not json at all"))
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "Also, I like tea")])
-    failed = await engine.service.flush(10)
+    failed = await engine.service.ops.flush(10)
     assert (failed.batches_saved, failed.batches_failed, failed.facts_added) == (0, 1, 0)
     assert len(failed.problems) == 1 and failed.problems[0].startswith("unusable answer"), failed.problems
     assert saved.problems == () and nothing.problems == ()
 
 
 async def test_export_is_the_memory_file_as_json(engine: Engine) -> None:
-    assert json.loads(await engine.service.export(ALICE))["facts"] == []
+    assert json.loads(await engine.service.user(ALICE).export())["facts"] == []
     await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
-    exported = json.loads(await engine.service.export(ALICE))
+    exported = json.loads(await engine.service.user(ALICE).export())
     assert [fact["content"] for fact in exported["facts"]] == ["Likes tea"]
     assert exported == json.loads(engine.file(ALICE).read_bytes())

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from bot.memory.models import ConversationKey, MemoryFile, Place, SwitchTarget, Turn, iso
+from bot.memory.doors import ForgetEverything, ForgetFact, ForgetMinutes
+from bot.memory.models import ConversationKey, Location, MemoryFile, Place, Turn, iso
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules.write_gate import UserAuthor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.helpers import extraction_input
-from tests.support.engine import close_service, file_service, learn, postgres_service
+from tests.support.engine import close_service, file_service, learn, parts, postgres_service, wait_idle
 from tests.support.llm_server import ChatServer, Response, extraction
 
 ALICE = 412345678901234567
@@ -77,10 +78,10 @@ class Setup:
 
     async def settle(self, learned_at: datetime) -> None:
         self.clock.now = learned_at  # the extraction runs "now": later than the message
-        await self.service.wait_idle()
+        await wait_idle(self.service)
 
     async def memory(self) -> MemoryFile:
-        return await self.service.show(ALICE)
+        return await self.service.user(ALICE).show()
 
 
 @pytest.fixture(params=["files", "postgres"])
@@ -96,7 +97,7 @@ async def setup(request: pytest.FixtureRequest, chat_server: ChatServer, tmp_pat
     else:
         url = request.getfixturevalue("postgres_url")
         service = postgres_service(Database(url, size=4), extractor, policy, clock=clock)
-    await service.open()
+    await service.ops.open()
     try:
         yield Setup(service, clock, model)
     finally:
@@ -125,9 +126,8 @@ async def test_a_move_closes_the_old_fact_and_dates_the_new_ones_by_the_message(
     assert lyon.createdAt == iso(LYON_LEARNED)  # learned later than it was said
 
     # History never reaches a prompt: not the reply's, however much the conversation is about Paris...
-    prompt = await setup.service.memory_prompt(
-        ALICE, ["where do I live in Paris?", "Paris"], user_label="alice", place=Place.dm(),
-        target=SwitchTarget.dm(CHANNEL),
+    prompt = await setup.service.recall.prompt(
+        ALICE, ["where do I live in Paris?", "Paris"], user_label="alice", where=Location.dm(CHANNEL),
     )
     assert "Lyon" in prompt.text and "Paris" not in prompt.text and paris.id not in prompt.fact_ids
     # ...nor the extractor's: the next extraction is shown only what holds now
@@ -139,7 +139,7 @@ async def test_a_move_closes_the_old_fact_and_dates_the_new_ones_by_the_message(
 async def test_forgetting_the_minutes_that_closed_a_fact_reopens_it(setup: Setup) -> None:
     await moved(setup)
     setup.clock.now = LYON_LEARNED + timedelta(minutes=2)
-    report = await setup.service.forget_since(ALICE, 5)
+    report = await setup.service.user(ALICE).forget(ForgetMinutes(5))
     memory = await setup.memory()
     assert report.facts == 2
     assert [(f.content, f.closed) for f in memory.facts] == [("Lives in Paris", False)]
@@ -148,17 +148,17 @@ async def test_forgetting_the_minutes_that_closed_a_fact_reopens_it(setup: Setup
 async def test_history_goes_with_forget_fact_forget_everything_and_retention(setup: Setup) -> None:
     memory = await moved(setup)
     paris = memory.facts[0]
-    assert await setup.service.forget_fact(ALICE, paris.id)
+    assert (await setup.service.user(ALICE).forget(ForgetFact(paris.id))).facts
     memory = await setup.memory()
     assert paris.id not in {f.id for f in memory.facts} and len(memory.facts) == 2
-    assert await setup.service.forget_all(ALICE)
+    assert (await setup.service.user(ALICE).forget(ForgetEverything())).any_memory
     assert (await setup.memory()).is_empty()
 
     memory = await moved(setup)  # again, then silent for longer than the retention
     assert any(f.closed for f in memory.facts)
-    await setup.service.save_activity()
+    await setup.service.ops.save_activity()
     # silent for longer than the retention, by the clock and by the time the store last wrote the memory
-    assert await setup.service.sweep_retention(datetime.now(UTC) + timedelta(days=400)) == 1
+    assert await setup.service.ops.sweep(datetime.now(UTC) + timedelta(days=400)) == 1
     assert (await setup.memory()).is_empty()
 
 
@@ -176,7 +176,7 @@ OLD_DOCUMENT = {
 
 
 async def test_memories_written_before_load_unchanged_from_either_store(setup: Setup, tmp_path: Path) -> None:
-    storage = setup.service.storage
+    storage = parts(setup.service).storage
     raw = json.dumps(OLD_DOCUMENT)
     if storage.database is None:
         (tmp_path / "memory" / f"{ALICE}.json").write_text(raw, encoding="utf-8")
@@ -188,9 +188,9 @@ async def test_memories_written_before_load_unchanged_from_either_store(setup: S
     assert [f.closed for f in memory.facts] == [False, False]
     assert [f.said_at for f in memory.facts] == ["2024-01-01T00:00:00+00:00", "2024-01-02T00:00:00+00:00"]
     # a change elsewhere in the document writes the facts back with no field added or lost
-    async with setup.service.writer.change(ALICE, UserAuthor()) as draft:
+    async with parts(setup.service).writer.change(ALICE, UserAuthor()) as draft:
         draft.user.topOfMind.summary = "Busy week."
-    saved = json.loads(await setup.service.export(ALICE))["facts"]
+    saved = json.loads(await setup.service.user(ALICE).export())["facts"]
     assert saved[1] == OLD_DOCUMENT["facts"][1]  # type: ignore[index]
     assert {key: saved[0][key] for key in OLD_DOCUMENT["facts"][0]} == OLD_DOCUMENT["facts"][0]  # type: ignore[index]
     assert not {"observedAt", "eventDate", "validTo", "supersededBy"} & set(saved[0])
@@ -200,7 +200,7 @@ async def test_retracting_the_fact_that_replaced_another_reopens_it(setup: Setup
     """The messages that said "moved to Lyon" were deleted: that statement is taken back, so Paris holds again."""
     memory = await moved(setup)
     paris, lyon, _ = memory.facts
-    report = await setup.service.forget_messages([2])
+    report = await setup.service.events.deleted([2])
     assert report.facts == 2  # "moved to Lyon" and the new job, both from message 2
     memory = await setup.memory()
     first = memory.facts[0]

@@ -1,8 +1,11 @@
-"""Driving the memory engine directly in tests and benchmarks: turns in, through the front door.
+"""Driving the memory engine directly in tests and benchmarks: turns in, through its doors.
 
-`MemoryService.remember` takes chat messages (and filters them itself), so tests that think in turns hand them
+`memory.learning.remember` takes chat messages (and filters them itself), so tests that think in turns hand them
 over as the messages they would have been: a user turn as the user's message, an assistant turn as the bot's
 reply. Message ids are the turns' ids when numeric, else a stable number derived from the id.
+
+White-box tests reach the parts behind the doors through `parts(service)`, the one place outside the engine that
+knows where the lobby keeps them; `wait_idle` and `sweep_history` are such reaches, named.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.memory.drivers.bundle import build_file_storage, build_postgres_storage
-from bot.memory.models import ConversationKey, IncomingMessage, Place, SwitchTarget, Turn, utc_now
+from bot.memory.models import ConversationKey, IncomingMessage, Location, Place, Turn, utc_now
+from bot.memory.parts.learning import LearningTicket
+from bot.memory.parts.retention import HistorySweep
+from bot.memory.parts.retention import sweep_history as run_history_sweep
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.selector import FactSelector
-from bot.memory.service import LearningTicket, MemoryPolicy, MemoryService
+from bot.memory.service import EngineParts, MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 
 BOT_ID = 42
@@ -43,22 +49,46 @@ def messages_of(turns: Sequence[Turn]) -> list[IncomingMessage]:
     ]
 
 
-def target_of(key: ConversationKey) -> SwitchTarget:
-    """Where the memory switches of `key` apply: DMs for a DM place, else its server's channel."""
-    if key.place.kind == "dm":
-        return SwitchTarget.dm(key.conversation_id)
-    return SwitchTarget(key.place.guild_id, key.conversation_id)
+def where_in(place: Place, conversation_id: int | None = None) -> Location:
+    """A location in `place`: a DM, or a channel of its server (by default the channel numbered like the place)."""
+    if place.kind == "dm":
+        return Location.dm(conversation_id or 0)
+    channel = place.id if conversation_id is None else conversation_id
+    return Location(place, channel, guild_id=place.guild_id, channel_id=channel)
+
+
+def where_of(key: ConversationKey) -> Location:
+    """Where the turns of `key` were said: its conversation, in its place."""
+    return where_in(key.place, key.conversation_id)
+
+
+DM_HERE = Location.dm()
+
+
+def parts(service: MemoryService) -> EngineParts:
+    """The parts behind the lobby's doors, for white-box tests and benchmarks."""
+    return service._parts
+
+
+async def wait_idle(service: MemoryService) -> None:
+    """Until no batch is waiting or being extracted (instead of sleeping)."""
+    await parts(service).learning.debouncer.wait_idle()
+
+
+async def sweep_history(service: MemoryService, now: datetime | None = None) -> HistorySweep:
+    """The daily sweep's second half alone: summary values past their day, stale ledger entries."""
+    engine = parts(service)
+    return await run_history_sweep(engine.storage, engine.writer, now or service.clock())
 
 
 async def learn(
     service: MemoryService, key: ConversationKey, turns: Sequence[Turn], *, ticket: LearningTicket | None = None
 ) -> bool:
-    """`service.remember` for these turns, with a ticket taken now unless one is given."""
-    return await service.remember(
-        key,
+    """`memory.learning.remember` for these turns, with a ticket taken now unless one is given."""
+    return await service.learning.remember(
+        where_of(key),
         messages_of(turns),
-        ticket=ticket or service.learning_ticket(key.user_id),
-        target=target_of(key),
+        ticket=ticket or service.learning.ticket(key.user_id),
         bot_id=BOT_ID,
     )
 
@@ -84,18 +114,9 @@ def file_service(
 
 async def close_service(service: MemoryService) -> None:
     """Stop without flushing (as a crash would: pending turns stay on disk), then close the storage."""
-    await service.learning.debouncer.close()
-    await service.storage.close()
-
-
-def target_for(place: Place) -> SwitchTarget:
-    """A switch target in `place`: DMs for the DM place, else a channel of its server."""
-    if place.kind == "dm":
-        return SwitchTarget.dm()
-    return SwitchTarget(place.guild_id, place.id)
-
-
-DM_TARGET = SwitchTarget.dm()
+    engine = parts(service)
+    await engine.learning.debouncer.close()
+    await engine.storage.close()
 
 
 def postgres_service(

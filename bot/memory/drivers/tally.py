@@ -8,7 +8,9 @@ process's own spending counts at once and another process's spending after its n
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -16,6 +18,14 @@ from typing import Literal
 Scope = Literal["user", "guild"]
 Subject = tuple[Scope, int]
 Kind = Literal["chat", "extraction"]
+CHARS_PER_TOKEN = 4  # a common rule of thumb for English; generous for code, short for CJK text
+TOKENS_PER_MESSAGE = 4  # the role and framing around each chat message
+
+
+def estimate_tokens(texts: Iterable[str], *, messages: int = 0) -> int:
+    """A rough token count for texts sent to or received from a model that reported no `usage`."""
+    chars = sum(len(text) for text in texts)
+    return math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * messages
 
 
 @dataclass(slots=True)

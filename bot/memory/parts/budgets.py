@@ -1,16 +1,16 @@
 """Daily token budgets: what a user, and a server, may spend on the model per UTC day (0: no limit).
 
 Counted are the tokens the endpoint reports (`usage`: prompt plus completion) for replies and extractions; an
-endpoint that reports none is counted by an estimate (`estimate_tokens`), and the counts say how much of them was
-estimated. A user or server at or past its budget gets no model reply until the day ends; learning goes on (and
-its extractions keep counting), so memory stays current. The counts live in the storage bundle's usage store
-(`storage.tally`), shared by every process on PostgreSQL.
+endpoint that reports none is counted by an estimate (`drivers.tally.estimate_tokens`), and the counts say how
+much of them was estimated. A user or server at or past its budget gets no model reply until the day ends; learning
+goes on (and its extractions keep counting), so memory stays current. The counts live in the storage bundle's usage
+store (`drivers/tally.py`), shared by every process on PostgreSQL.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Literal
@@ -18,14 +18,7 @@ from typing import Literal
 from bot.memory.drivers.interfaces import UsageStore
 from bot.memory.drivers.tally import Kind, Spent, utc_day
 
-CHARS_PER_TOKEN = 4  # a common rule of thumb for English; generous for code, short for CJK text
-TOKENS_PER_MESSAGE = 4  # the role and framing around each chat message
-
-
-def estimate_tokens(texts: Iterable[str], *, messages: int = 0) -> int:
-    """A rough token count for texts sent to or received from a model that reported no `usage`."""
-    chars = sum(len(text) for text in texts)
-    return math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * messages
+log = logging.getLogger(__name__)
 
 
 def next_reset(now: datetime) -> datetime:
@@ -95,6 +88,14 @@ class Budgets:
             guild_limit=self.guild_daily,
             resets_at=next_reset(now),
         )
+
+    async def save(self) -> None:
+        """Persist the token counts (every few seconds and at shutdown); a failure only delays it, so it is
+        logged."""
+        try:
+            await self.tally.save()
+        except OSError as error:
+            log.warning("could not save the token counts (%s); will retry", error.strerror or type(error).__name__)
 
     def totals(self) -> dict[str, int]:
         """Tokens this process counted since it started, by kind (`chat`, `extraction`), for the metrics."""

@@ -27,8 +27,8 @@ from datetime import datetime
 
 from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.interfaces import LEDGER_RECENT, LedgerEntry
-from bot.memory.models import ConversationKey, IncomingMessage, MemoryFile, SwitchTarget
-from bot.memory.parts.learning import Learning, LearningTicket
+from bot.memory.models import IncomingMessage, Location, MemoryFile
+from bot.memory.parts.learning import Learning
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.rules.places import Scope
 from bot.memory.rules.sources import message_of, retract, retract_only_from
@@ -112,33 +112,26 @@ class Deletes:
             return ["dm"]
         return [place]
 
-    async def edited(
-        self,
-        key: ConversationKey,
-        message: IncomingMessage,
-        *,
-        ticket: LearningTicket,
-        target: SwitchTarget,
-        bot_id: int | None,
-    ) -> EditOutcome:
-        """`message` (as it reads now) was edited: see the module. The ticket is taken when the edit arrived."""
+    async def edited(self, where: Location, message: IncomingMessage, *, bot_id: int | None) -> EditOutcome:
+        """`message` (as it reads now), said `where`, was edited: see the module. Learned again under a ticket taken
+        now, when the edit arrived."""
+        user_id = message.author_id
+        ticket = self.learning.ticket(user_id)
         message_id = str(message.message_id)
-        waiting = await self.learning.pending_of(key.user_id)
+        waiting = await self.learning.pending_of(user_id)
         pending = [item for item in waiting if message_of(item.turn.turn_id) == message_id]
         entry = (await self.storage.ledger.lookup([message_id])).get(message_id)
-        learned = entry is not None and entry.user_id == key.user_id
+        learned = entry is not None and entry.user_id == user_id
         if not pending and not learned:
             return "not learned"
         revision = str(int(self.clock().timestamp() * 1000))
         self.learning.withdrawn.edited(message_id, f"{message_id}.{revision}")
         await self.learning.drop_messages([message_id])
         if learned:
-            async with self.writer.change(key.user_id, SystemAuthor()) as draft:
+            async with self.writer.change(user_id, SystemAuthor()) as draft:
                 gone = retract_only_from(draft, message_id).facts
-            log.info("message %s of user %s edited: %d facts learned again", message_id, key.user_id, len(gone))
-        await self.learning.remember(
-            key, [message], ticket=ticket, target=target, bot_id=bot_id, revision=revision
-        )
+            log.info("message %s of user %s edited: %d facts learned again", message_id, user_id, len(gone))
+        await self.learning.remember(where, [message], ticket=ticket, bot_id=bot_id, revision=revision)
         return "learned" if learned else "pending"
 
 

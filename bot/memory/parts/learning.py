@@ -30,7 +30,7 @@ from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.files.journal import PARKED_RETENTION
 from bot.memory.drivers.interfaces import Claim, ClaimLost, PendingTurn, Stale
 from bot.memory.errors import ExtractionFailed
-from bot.memory.models import ConversationKey, IncomingMessage, SwitchTarget, Turn
+from bot.memory.models import ConversationKey, IncomingMessage, Location, Turn
 from bot.memory.parts.withdrawn import Withdrawn
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.pipeline.apply import apply_extraction
@@ -63,6 +63,15 @@ class LearningTicket:
 
     user_id: int
     generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class WithdrawnReply:
+    """What became of a reply the user deleted or replaced: how many of its turns were still waiting to be learned
+    (now dropped), and whether it had already been learned (distilled together with the user's words)."""
+
+    dropped: int
+    learned: bool
 
 
 @dataclass(slots=True)
@@ -144,42 +153,47 @@ class Learning:
     def ticket(self, user_id: int) -> LearningTicket:
         return LearningTicket(user_id, self.storage.generations.current(user_id))
 
-    def refusal(self, user_id: int, target: SwitchTarget, ticket: LearningTicket) -> str | None:
+    def note_activity(self, user_id: int) -> None:
+        """A message from the user reached the bot but is not handed to `remember` (rate-limited, say)."""
+        self.storage.activity.note(user_id, self.clock())
+
+    def refusal(self, user_id: int, where: Location, ticket: LearningTicket) -> str | None:
         """Why nothing of this user's message may be learned now, or None when it may."""
         if ticket.generation != self.storage.generations.current(user_id):
             return "forgotten"
         if self.storage.privacy.of(user_id, self.clock()).incognito:
             return "paused"
-        if not self.storage.switches.at(target).learning:
+        if not self.storage.switches.at(where).learning:
             return "switched off"
         return None
 
     async def remember(
         self,
-        key: ConversationKey,
+        where: Location,
         messages: Sequence[IncomingMessage],
         *,
         ticket: LearningTicket,
-        target: SwitchTarget,
         bot_id: int | None,
         revision: str = "",
     ) -> bool:
-        """Take a user's messages (their own and the bot's reply to them) for later extraction; False when nothing
-        is kept (see the module for why). The user counts as active either way (retention). A message deleted
-        meanwhile is left out with the reply to it; `revision` names the text of an edited message learned again.
+        """Take the ticket's user's messages said `where` (their own and the bot's reply to them) for later
+        extraction; False when nothing is kept (see the module for why). The user counts as active either way
+        (retention). A message deleted meanwhile is left out with the reply to it; `revision` names the text of an
+        edited message learned again.
 
         Returns once the turns are in the queue (on disk or in the database), so an acknowledged turn survives a
         crash. They enter the debouncer first, on arrival: the quiet time is measured on the user's pace, not on
         how long the write took. If the write fails (disk full) the turns are still learned, just not crash-safe,
         and a WARNING says so."""
-        self.storage.activity.note(key.user_id, self.clock())
+        key = where.key(ticket.user_id)
+        self.note_activity(key.user_id)
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
         if revision:  # the text of an edited message, learned again under a turn id of its own
             turns = [replace(t, turn_id=f"{t.turn_id}.{revision}") if t.role == "user" else t for t in turns]
         turns = self.withdrawn.keep(turns)
         if not turns:
             return False
-        reason = self.refusal(key.user_id, target, ticket)
+        reason = self.refusal(key.user_id, where, ticket)
         if reason is not None:
             self._count_refusal(reason, len(turns))
             log.debug("turns for %s not learned: %s", key.label(), reason)
@@ -261,12 +275,23 @@ class Learning:
         await self._landed()
         return await self.storage.turns.drop_messages(message_ids)
 
-    def withdraw(self, turn_ids: Sequence[str]) -> None:
-        """These turns (a reply the user deleted or replaced) are never learned, even when they arrive after this
-        (the reply's own hand-over may still be on its way)."""
-        self.withdrawn.deleted(turn_ids)
+    async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:
+        """A reply of the bot to the user was deleted or replaced: it is never learned. Its turn leaves the pending
+        work (the user's own words stay, under the same generation) and is refused if it arrives later (its own
+        hand-over may still be on its way); what was already distilled stays (facts come only from the user's own
+        words: a reply gives them context)."""
+        wanted = {str(message_id) for message_id in message_ids}
+        self.withdrawn.deleted(sorted(wanted))
+        pending = await self.storage.turns.pending_turns_of(user_id)
+        dropped = 0
+        if self._holds(user_id, wanted) or any(item.turn.turn_id in wanted for item in pending):
+            generation = self.storage.generations.current(user_id)
+            dropped = await self.drop_pending(user_id, lambda item: item.turn.turn_id not in wanted, generation)
+        learned = not dropped and bool(wanted & set((await self.storage.memories.load(user_id)).appliedTurnIds))
+        log.info("reply of user %s withdrawn: %d turns dropped, learned before: %s", user_id, dropped, learned)
+        return WithdrawnReply(dropped, learned)
 
-    def holds(self, user_id: int, turn_ids: set[str]) -> bool:
+    def _holds(self, user_id: int, turn_ids: set[str]) -> bool:
         """Whether one of these turns is waiting in this process: in a batch, or on its way into the queue."""
         return self.debouncer.holds(user_id, turn_ids) or any(turn_id in self._appending for turn_id in turn_ids)
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.interfaces import ReplyRecord, Stale
-from bot.memory.errors import InvalidRequest
-from bot.memory.models import DM_PLACE, Fact, Place, SwitchTarget
+from bot.memory.models import Fact, Location, Place
 from bot.memory.parts.learning import LearningTicket
-from bot.memory.pipeline.render import MemoryPrompt, PlacedSummary, parse_section_ref, render_block
+from bot.memory.pipeline.render import MemoryPrompt, PlacedSummary, render_block
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
 from bot.memory.rules.places import Scope, may_use, reader, usable_facts, usable_summaries
@@ -28,16 +26,6 @@ from bot.memory.rules.places import Scope, may_use, reader, usable_facts, usable
 log = logging.getLogger(__name__)
 
 OffLoop = Callable[..., Awaitable[Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class RecalledItem:
-    """One thing a reply's prompt carried: a summary (by name) or a fact (by id), with its text now, if any."""
-
-    kind: str  # "section" or "fact"
-    key: str
-    text: str | None  # None: forgotten since
-    place: str = DM_PLACE  # where a summary was learned
 
 
 class Recall:
@@ -60,12 +48,13 @@ class Recall:
     def scope(self) -> Scope:
         return self.policy.scope
 
-    async def memory_prompt(
-        self, user_id: int, recent_texts: Sequence[str], *, user_label: str, place: Place, target: SwitchTarget
+    async def prompt(
+        self, user_id: int, recent_texts: Sequence[str], *, user_label: str, where: Location
     ) -> MemoryPrompt:
-        """The rendered memory block for a reply to `user_id` in `place` (see the module for what it may hold)."""
-        if self.storage.privacy.of(user_id, self.clock()).fresh or not self.storage.switches.at(target).recall:
+        """The rendered memory block for a reply to `user_id` said `where` (see the module for what it may hold)."""
+        if self.storage.privacy.of(user_id, self.clock()).fresh or not self.storage.switches.at(where).recall:
             return MemoryPrompt()
+        place = where.place
         try:
             memory, revision = await self.storage.memories.load_with_revision(user_id)
         except OSError as error:  # the storage is down: answer without memory rather than not at all
@@ -126,19 +115,3 @@ class Recall:
 
     async def reply_record(self, message_id: int) -> ReplyRecord | None:
         return await self.storage.replies.get(message_id)
-
-    async def recalled(self, user_id: int, record: ReplyRecord) -> list[RecalledItem]:
-        """The summaries and facts a recorded reply to `user_id` used, with their current text (None for what is
-        gone). `InvalidRequest` when the reply answered someone else."""
-        if record.user_id != user_id:
-            raise InvalidRequest("That reply was to someone else: I can only show you your own.")
-        memory = await self.storage.memories.load(user_id)
-        items = []
-        for ref in record.sections:
-            name, place = parse_section_ref(ref)
-            summary = memory.section_of(place, name).summary
-            items.append(RecalledItem("section", name, summary or None, place))
-        for fact_id in record.fact_ids:
-            fact = memory.fact_by_id(fact_id)
-            items.append(RecalledItem("fact", fact_id, fact.content if fact is not None else None))
-        return items

@@ -1,4 +1,7 @@
-"""The user's controls: see, add, correct, share and forget their memory, and their privacy modes.
+"""One person's memory, as they control it: see, add, correct, share and forget it, and their privacy modes.
+
+`MemoryService.user(id)` hands out a `UserMemory` bound to one user id (cheap: it holds references to the shared
+parts), so no call can mix up whose memory it acts on.
 
 Every forget (one fact, a section, the last n minutes, everything) and every pause starts the same way: the user's
 forget generation is bumped first, so nothing begun before it (a reply being written, a batch in the debouncer, an
@@ -15,43 +18,71 @@ not just the view: copies kept aside are deleted and the pending turns leave the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.memory.drivers.bundle import StorageBundle
-from bot.memory.drivers.interfaces import PendingTurn
+from bot.memory.drivers.interfaces import PendingTurn, ReplyRecord
 from bot.memory.errors import InvalidRequest
-from bot.memory.models import ORIGIN_CORRECTED, ORIGIN_USER, SECTION_NAMES, Fact, MemoryFile, Place, iso, new_fact_id
+from bot.memory.models import (
+    DM_PLACE,
+    ORIGIN_CORRECTED,
+    ORIGIN_USER,
+    SECTION_NAMES,
+    Fact,
+    MemoryFile,
+    Place,
+    iso,
+    new_fact_id,
+)
 from bot.memory.parts.learning import Learning
 from bot.memory.parts.recall import Recall
 from bot.memory.parts.writer import MemoryWriter
+from bot.memory.pipeline.render import parse_section_ref
 from bot.memory.records.privacy_modes import MAX_MODE_MINUTES, PrivacyRecord
+from bot.memory.requests import (
+    MAX_FORGET_MINUTES,
+    ForgetEverything,
+    ForgetFact,
+    ForgetMinutes,
+    ForgetRequest,
+    ForgetSection,
+    Forgotten,
+    Fresh,
+    Incognito,
+    ModeChange,
+    PrivacyMode,
+    Resume,
+)
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.write_gate import UserAuthor, derived_from
 
 log = logging.getLogger(__name__)
 
 MAX_USER_FACT_CHARS = 400
-MAX_FORGET_MINUTES = 1440
 USER_FACT_CATEGORY = "context"
 
 
 @dataclass(frozen=True, slots=True)
-class WithdrawnReply:
-    """What became of a reply the user deleted or replaced: how many of its turns were still waiting to be learned
-    (now dropped), and whether it had already been learned (distilled together with the user's words)."""
+class RecalledItem:
+    """One thing a reply's prompt carried: a summary (by name) or a fact (by id), with its text now, if any."""
 
-    dropped: int
-    learned: bool
+    kind: str  # "section" or "fact"
+    key: str
+    text: str | None  # None: forgotten since
+    place: str = DM_PLACE  # where a summary was learned
 
 
 @dataclass(frozen=True, slots=True)
-class ForgetWindowReport:
-    facts: int
-    sections: int
-    turns: int
+class Shared:
+    """What every person's `UserMemory` works with: the storage, the writer, learning and recall, the clock."""
+
+    storage: StorageBundle
+    writer: MemoryWriter
+    learning: Learning
+    recall: Recall
+    clock: Callable[[], datetime]
 
 
 def _nothing(_item: PendingTurn) -> bool:
@@ -62,59 +93,72 @@ def _users_own_words(item: PendingTurn) -> bool:
     return item.turn.role == "user"
 
 
-class Controls:
-    def __init__(
-        self,
-        *,
-        storage: StorageBundle,
-        writer: MemoryWriter,
-        learning: Learning,
-        recall: Recall,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self.storage = storage
-        self.writer = writer
-        self.learning = learning
-        self.recall = recall
-        self.clock = clock
+def _clean_text(text: str) -> str:
+    """A fact the user typed, checked: one clear `InvalidRequest` line for what cannot be stored."""
+    content = " ".join(text.split())
+    if not content:
+        raise InvalidRequest("The text is empty.")
+    if len(content) > MAX_USER_FACT_CHARS:
+        raise InvalidRequest(f"That is {len(content)} characters; a fact can have at most {MAX_USER_FACT_CHARS}.")
+    reason = rejection_reason(content)
+    if reason:
+        raise InvalidRequest(f"I can't store that as a fact: {reason}.")
+    return content
 
-    async def _begin_forget(self, user_id: int, keep: Callable[[PendingTurn], bool]) -> tuple[int, int]:
+
+def _check_mode_minutes(minutes: int) -> None:
+    if not 0 <= minutes <= MAX_MODE_MINUTES:
+        raise InvalidRequest(f"Minutes must be between 0 (until /memory resume) and {MAX_MODE_MINUTES}.")
+
+
+class UserMemory:
+    """The memory of `user_id`, for the commands they use on it (`bot.memory.doors.UserDoor`)."""
+
+    def __init__(self, shared: Shared, user_id: int) -> None:
+        self._shared = shared
+        self._storage = shared.storage
+        self.user_id = user_id
+
+    async def _begin_forget(self, keep: Callable[[PendingTurn], bool]) -> tuple[int, int]:
         """Bump the generation, then sort the pending work (see the module); returns (generation, turns dropped)."""
-        generation = await self.storage.generations.bump(user_id)
-        dropped = await self.learning.drop_pending(user_id, keep, generation)
+        generation = await self._storage.generations.bump(self.user_id)
+        dropped = await self._shared.learning.drop_pending(self.user_id, keep, generation)
         return generation, dropped
 
     # --- seeing --------------------------------------------------------------------------------------------
 
-    async def show(self, user_id: int) -> MemoryFile:
+    async def show(self) -> MemoryFile:
         """The user's whole memory (shared with the cache: read-only)."""
-        return await self.storage.memories.load(user_id)
+        return await self._storage.memories.load(self.user_id)
 
-    async def export(self, user_id: int) -> bytes:
+    async def export(self) -> bytes:
         """The user's whole memory as pretty JSON, for `/memory export` and the console."""
-        return await self.storage.memories.export_bytes(user_id)
+        return await self._storage.memories.export_bytes(self.user_id)
+
+    async def recalled(self, record: ReplyRecord) -> list[RecalledItem]:
+        """The summaries and facts a recorded reply to this user used, with their current text (None for what is
+        gone). `InvalidRequest` when the reply answered someone else."""
+        if record.user_id != self.user_id:
+            raise InvalidRequest("That reply was to someone else: I can only show you your own.")
+        memory = await self.show()
+        items = []
+        for ref in record.sections:
+            name, place = parse_section_ref(ref)
+            summary = memory.section_of(place, name).summary
+            items.append(RecalledItem("section", name, summary or None, place))
+        for fact_id in record.fact_ids:
+            fact = memory.fact_by_id(fact_id)
+            items.append(RecalledItem("fact", fact_id, fact.content if fact is not None else None))
+        return items
 
     # --- adding and correcting -----------------------------------------------------------------------------
 
-    @staticmethod
-    def _clean_text(text: str) -> str:
-        """A fact the user typed, checked: one clear `InvalidRequest` line for what cannot be stored."""
-        content = " ".join(text.split())
-        if not content:
-            raise InvalidRequest("The text is empty.")
-        if len(content) > MAX_USER_FACT_CHARS:
-            raise InvalidRequest(f"That is {len(content)} characters; a fact can have at most {MAX_USER_FACT_CHARS}.")
-        reason = rejection_reason(content)
-        if reason:
-            raise InvalidRequest(f"I can't store that as a fact: {reason}.")
-        return content
-
-    async def add_fact(self, user_id: int, text: str, *, place: Place, everywhere: bool = False) -> Fact:
+    async def add(self, text: str, *, place: Place, everywhere: bool = False) -> Fact:
         """Store a fact in the user's own words: confidence 1.0, marked as written by them, so the model never
         removes or evicts it. It belongs to `place` unless `everywhere` (then it is shared)."""
-        content = self._clean_text(text)
-        stamp = iso(self.clock())
-        async with self.writer.change(user_id, UserAuthor()) as draft:
+        content = _clean_text(text)
+        stamp = iso(self._shared.clock())
+        async with self._shared.writer.change(self.user_id, UserAuthor()) as draft:
             taken = {fact.id for fact in draft.facts}
             while (fact_id := new_fact_id()) in taken:
                 pass
@@ -125,11 +169,11 @@ class Controls:
             draft.facts.append(fact)
         return fact
 
-    async def edit_fact(self, user_id: int, fact_id: str, text: str) -> Fact:
+    async def edit(self, fact_id: str, text: str) -> Fact:
         """Rewrite one of the user's facts in place: same id, the new text only, marked as corrected by them."""
-        content = self._clean_text(text)
-        stamp = iso(self.clock())
-        async with self.writer.change(user_id, UserAuthor()) as draft:
+        content = _clean_text(text)
+        stamp = iso(self._shared.clock())
+        async with self._shared.writer.change(self.user_id, UserAuthor()) as draft:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
                 raise InvalidRequest(f"You have no fact with the id `{fact_id}`.")
@@ -139,160 +183,134 @@ class Controls:
             fact.origin = ORIGIN_CORRECTED
         return fact
 
-    async def set_shared(self, user_id: int, fact_id: str, shared: bool) -> bool | None:
+    async def share(self, fact_id: str, shared: bool) -> bool | None:
         """Make a fact usable in every place (`shared`) or only where it was learned; None when the user has no
         such fact, else whether anything changed."""
-        async with self.writer.change(user_id, UserAuthor()) as draft:
+        async with self._shared.writer.change(self.user_id, UserAuthor()) as draft:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
                 return None
             if fact.shared == shared:
                 return False
             fact.shared = shared
-        log.info("fact %s of user %s %s", fact_id, user_id, "shared everywhere" if shared else "unshared")
+        log.info("fact %s of user %s %s", fact_id, self.user_id, "shared everywhere" if shared else "unshared")
         return True
 
     # --- forgetting ----------------------------------------------------------------------------------------
 
-    async def forget_fact(self, user_id: int, fact_id: str) -> bool:
-        """Remove one fact by id (and the rewordings of it the bot stored for other places); False when the user
+    async def forget(self, what: ForgetRequest) -> Forgotten:
+        """Forget one fact, one summary everywhere, the last n minutes, or everything (see the module)."""
+        if isinstance(what, ForgetFact):
+            return await self._forget_fact(what.fact_id)
+        if isinstance(what, ForgetSection):
+            return await self._forget_section(what.name)
+        if isinstance(what, ForgetMinutes):
+            return await self._forget_since(what.minutes)
+        assert isinstance(what, ForgetEverything)
+        return await self.wipe()
+
+    async def _forget_fact(self, fact_id: str) -> Forgotten:
+        """Remove one fact by id (and the rewordings of it the bot stored for other places); nothing when the user
         has no such fact. The fact leaves the disk: copies kept aside are deleted, and the pending turns drop
         every turn already applied (the words it was learned from)."""
-        if (await self.show(user_id)).fact_by_id(fact_id) is None:
-            return False
-        generation, _ = await self._begin_forget(user_id, _users_own_words)
-        async with self.writer.change(user_id, UserAuthor(), generation=generation) as draft:
+        if (await self.show()).fact_by_id(fact_id) is None:
+            return Forgotten()
+        generation, _ = await self._begin_forget(_users_own_words)
+        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
             before = len(draft.facts)
             draft.facts = [f for f in draft.facts if f.id != fact_id and derived_from(f) != fact_id]
-            removed = len(draft.facts) != before
+            removed = before - len(draft.facts)
         if removed:
-            await self.storage.memories.delete_copies(user_id)
-            await self.storage.turns.compact()
-        return removed
+            await self._storage.memories.delete_copies(self.user_id)
+            await self._storage.turns.compact()
+        return Forgotten(facts=removed)
 
-    async def forget_section(self, user_id: int, name: str) -> bool:
-        """Clear one of the six summaries, in every place, with its previous values; False when it was empty
-        everywhere."""
+    async def _forget_section(self, name: str) -> Forgotten:
+        """Clear one of the six summaries, in every place, with its previous values."""
         if name not in SECTION_NAMES:
             raise InvalidRequest(f"There is no summary called `{name}`.")
-        generation, _ = await self._begin_forget(user_id, _users_own_words)
-        had = False
-        async with self.writer.change(user_id, UserAuthor(), generation=generation) as draft:
+        generation, _ = await self._begin_forget(_users_own_words)
+        cleared = 0
+        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
             for place in draft.summary_places():
                 summaries = draft.place_memory(place)
                 section = summaries.section(name)
-                had = had or bool(section.summary or section.previous)
+                cleared += bool(section.summary or section.previous)
                 section.clear()
                 draft.set_place_memory(place, summaries)
-        if had:
-            await self.storage.memories.delete_copies(user_id)
-        return had
+        if cleared:
+            await self._storage.memories.delete_copies(self.user_id)
+        return Forgotten(sections=cleared)
 
-    async def forget_since(self, user_id: int, minutes: int) -> ForgetWindowReport:
+    async def _forget_since(self, minutes: int) -> Forgotten:
         """Forget the last `minutes` (1 to 1,440): facts created in the window, turns still waiting to be learned
         from it, each summary changed in it put back to its value from before, and each fact closed by what was
         said in it (or by a fact it removes) open again."""
         if not 1 <= minutes <= MAX_FORGET_MINUTES:
             raise InvalidRequest(f"Minutes must be between 1 and {MAX_FORGET_MINUTES}.")
-        since = self.clock() - timedelta(minutes=minutes)
-        generation, turns = await self._begin_forget(user_id, lambda item: item.turn.at < since)
+        since = self._shared.clock() - timedelta(minutes=minutes)
+        generation, turns = await self._begin_forget(lambda item: item.turn.at < since)
         cutoff = iso(since)
-        async with self.writer.change(user_id, UserAuthor(), generation=generation) as draft:
-            before = len(draft.facts)
+        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
             gone = {fact.id for fact in draft.facts if fact.createdAt and fact.createdAt >= cutoff}
             draft.facts = [fact for fact in draft.facts if fact.id not in gone]
-            facts = before - len(draft.facts)
             draft.reopen_replaced(removed=gone, since=cutoff)  # what the window closed holds again
             sections = 0
             for place in draft.summary_places():  # every place's summaries
                 summaries = draft.place_memory(place)
                 sections += sum(1 for _, section in summaries.sections() if section.rewind(since))
                 draft.set_place_memory(place, summaries)
-        if facts or sections:
-            await self.storage.memories.delete_copies(user_id)
+        if gone or sections:
+            await self._storage.memories.delete_copies(self.user_id)
         log.info("user %s forgot their last %d minutes: %d facts, %d summaries, %d turns",
-                 user_id, minutes, facts, sections, turns)
-        return ForgetWindowReport(facts=facts, sections=sections, turns=turns)
+                 self.user_id, minutes, len(gone), sections, turns)
+        return Forgotten(facts=len(gone), sections=sections, turns=turns)
 
-    async def forget_all(self, user_id: int, *, quiet: bool = False, settings: bool = False) -> bool:
+    async def wipe(self, *, quiet: bool = False, settings: bool = False) -> Forgotten:
         """Wipe the user's memory, the records of which memory their replies used, their activity and everything
         pending for them (and their privacy choices too with `settings`: the retention sweep), so nothing forgotten
         comes back: on return, no file or row holds their memory or their words from before. `quiet` (the
-        retention sweep) logs the user id at DEBUG instead of INFO."""
-        await self._begin_forget(user_id, _nothing)
-        existed = not (await self.show(user_id)).is_empty()
-        await self.storage.forget_user(user_id, settings=settings)
-        self.recall.forget_user(user_id)
-        log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", user_id)
-        return existed
-
-    async def withdraw_reply(self, user_id: int, message_ids: Sequence[int]) -> WithdrawnReply:
-        """A reply of the bot to the user was deleted or replaced: it is not learned. Its turn leaves the pending
-        work (the user's own words stay, under the same generation) and is refused if it arrives later; what was
-        already distilled stays (facts come only from the user's own words: a reply gives them context)."""
-        wanted = {str(message_id) for message_id in message_ids}
-        self.learning.withdraw(sorted(wanted))
-        pending = await self.storage.turns.pending_turns_of(user_id)
-        dropped = 0
-        if self.learning.holds(user_id, wanted) or any(item.turn.turn_id in wanted for item in pending):
-            generation = self.storage.generations.current(user_id)
-            dropped = await self.learning.drop_pending(
-                user_id, lambda item: item.turn.turn_id not in wanted, generation
-            )
-        learned = not dropped and bool(wanted & set((await self.show(user_id)).appliedTurnIds))
-        log.info("reply of user %s withdrawn: %d turns dropped, learned before: %s", user_id, dropped, learned)
-        return WithdrawnReply(dropped, learned)
+        retention sweep) logs the user id at DEBUG instead of INFO. Counts what the memory held."""
+        _, turns = await self._begin_forget(_nothing)
+        memory = await self.show()
+        summaries = sum(
+            1 for place in memory.summary_places() for _, section in memory.sections_of(place) if section.summary
+        )
+        held = Forgotten(facts=len(memory.facts), sections=summaries, turns=turns)
+        await self._storage.forget_user(self.user_id, settings=settings)
+        self._shared.recall.forget_user(self.user_id)
+        log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", self.user_id)
+        return held
 
     # --- privacy modes -------------------------------------------------------------------------------------
 
-    def privacy_of(self, user_id: int) -> PrivacyRecord:
-        return self.storage.privacy.of(user_id, self.clock())
+    @property
+    def privacy(self) -> PrivacyRecord:
+        """The user's privacy modes as they read now."""
+        return self._storage.privacy.of(self.user_id, self._shared.clock())
 
-    async def update_privacy(self, user_id: int, **fields: Any) -> PrivacyRecord:
-        """Change fields of the user's privacy record (where a new per-user setting lives); returns the record as
-        it reads now. A setting that stops learning must start with `set_incognito`'s generation bump instead."""
-        _, after = await self.storage.privacy.update(user_id, self.clock(), **fields)
-        return after
-
-    @staticmethod
-    def _check_minutes(minutes: int) -> None:
-        if not 0 <= minutes <= MAX_MODE_MINUTES:
-            raise InvalidRequest(f"Minutes must be between 0 (until /memory resume) and {MAX_MODE_MINUTES}.")
-
-    async def set_incognito(self, user_id: int, minutes: int) -> PrivacyRecord:
-        """Learn nothing from the user for `minutes` (0: until resumed, which is a pause); what was waiting to be
-        learned from them is dropped too."""
-        self._check_minutes(minutes)
-        now = self.clock()
-        if minutes == 0:
-            await self.storage.privacy.update(user_id, now, paused=True, incognito_until=None)
+    async def set_mode(self, mode: PrivacyMode) -> ModeChange:
+        """Turn on incognito (0 minutes: a pause until resumed) or fresh mode, or resume; returns the record before
+        and after. Incognito and pause also drop what was waiting to be learned, and start a new generation after
+        the record is saved, so a message arriving between the two is refused."""
+        now = self._shared.clock()
+        if isinstance(mode, Resume):
+            before, _ = await self._storage.privacy.update(
+                self.user_id, now, paused=False, incognito_until=None, fresh_until=None, fresh_until_resume=False
+            )
+        elif isinstance(mode, Incognito):
+            _check_mode_minutes(mode.minutes)
+            if mode.minutes:
+                until = now + timedelta(minutes=mode.minutes)
+                before, _ = await self._storage.privacy.update(self.user_id, now, incognito_until=until)
+            else:
+                before, _ = await self._storage.privacy.update(self.user_id, now, paused=True, incognito_until=None)
+            await self._begin_forget(_nothing)
         else:
-            await self.storage.privacy.update(user_id, now, incognito_until=now + timedelta(minutes=minutes))
-        await self._begin_forget(user_id, _nothing)  # after the record: a message between the two is refused
-        return self.privacy_of(user_id)
-
-    async def set_fresh(self, user_id: int, minutes: int) -> PrivacyRecord:
-        """Replies use none of the user's memory for `minutes` (0: until resumed). Nothing is deleted."""
-        self._check_minutes(minutes)
-        now = self.clock()
-        if minutes == 0:
-            await self.storage.privacy.update(user_id, now, fresh_until=None, fresh_until_resume=True)
-        else:
-            until = now + timedelta(minutes=minutes)
-            await self.storage.privacy.update(user_id, now, fresh_until=until, fresh_until_resume=False)
-        return self.privacy_of(user_id)
-
-    async def resume(self, user_id: int) -> bool:
-        """End the pause, incognito and fresh modes; True when any was on."""
-        before, _ = await self.storage.privacy.update(
-            user_id, self.clock(), paused=False, incognito_until=None, fresh_until=None, fresh_until_resume=False
-        )
-        return before.anything_on
-
-    async def set_paused(self, user_id: int, paused: bool) -> bool:
-        """Pause (incognito until resumed) or resume; pausing also drops what was waiting to be learned."""
-        if not paused:
-            return await self.resume(user_id)
-        before, _ = await self.storage.privacy.update(user_id, self.clock(), paused=True)
-        await self._begin_forget(user_id, _nothing)
-        return not before.paused
+            assert isinstance(mode, Fresh)
+            _check_mode_minutes(mode.minutes)
+            fresh_until = now + timedelta(minutes=mode.minutes) if mode.minutes else None
+            before, _ = await self._storage.privacy.update(
+                self.user_id, now, fresh_until=fresh_until, fresh_until_resume=not mode.minutes
+            )
+        return ModeChange(before, self.privacy)

@@ -21,9 +21,9 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
+from bot.memory.drivers.tally import estimate_tokens
 from bot.memory.errors import ExtractionFailed
 from bot.memory.models import MemoryFile, Turn, iso
-from bot.memory.parts.budgets import estimate_tokens
 from bot.memory.pipeline.answer import ExtractionResult, TokenUsage
 from bot.memory.pipeline.parsing import ExtractionParseError, parse_extraction
 from bot.memory.stats import CallCounts

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.memory.models import Location
 from bot.storage.records import Record, RecordTable
 
 Level = Literal["thread", "channel", "category", "server"]
@@ -24,26 +25,17 @@ MAX_PROMPT_CHARS = 4000
 MAX_ALLOWED_ROLES = 25
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelPath:
-    """Where a reply is written, for the settings lookup: its server and, most specific first, the thread, its
-    channel and the channel's category (each None when it does not apply)."""
-
-    guild_id: int | None
-    thread_id: int | None = None
-    channel_id: int | None = None
-    category_id: int | None = None
-
-    def levels(self) -> list[tuple[Level, int]]:
-        """The places whose settings apply here, most specific first (nothing in DMs)."""
-        if self.guild_id is None:
-            return []
-        found: list[tuple[Level, int]] = []
-        for level, place in (("thread", self.thread_id), ("channel", self.channel_id), ("category", self.category_id)):
-            if place is not None:
-                found.append((level, place))  # type: ignore[arg-type]
-        found.append(("server", self.guild_id))
-        return found
+def levels(where: Location) -> list[tuple[Level, int]]:
+    """The places whose settings apply where a message was written, most specific first: its thread, its channel,
+    the channel's category, its server (nothing in DMs)."""
+    if where.guild_id is None:
+        return []
+    found: list[tuple[Level, int]] = []
+    for level, place in (("thread", where.thread_id), ("channel", where.channel_id), ("category", where.category_id)):
+        if place is not None:
+            found.append((level, place))  # type: ignore[arg-type]
+    found.append(("server", where.guild_id))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +89,12 @@ class CommunityBook:
 
     # --- reading -------------------------------------------------------------------------------------------
 
-    def at(self, path: ChannelPath) -> CommunityChoice:
+    def at(self, where: Location) -> CommunityChoice:
+        """Every prompt and model set on the way from where a message was written up to its server."""
         prompts: list[Chosen] = []
         models: list[Chosen] = []
-        for level, place_id in path.levels():
-            record = self.table.get(_key(path.guild_id or 0, None if level == "server" else place_id)) or {}
+        for level, place_id in levels(where):
+            record = self.table.get(_key(where.guild_id or 0, None if level == "server" else place_id)) or {}
             if isinstance(prompt := record.get("prompt"), str) and prompt:
                 prompts.append(Chosen(prompt, level, place_id))
             if isinstance(model := record.get("model"), str) and model:

@@ -1,8 +1,8 @@
 """Where memory is switched off: by server admins (`/memory-admin`) and by the operator (environment lists).
 
 Two switches per server (learning: turns from there are journaled and extracted; recall: memory goes into replies
-there) and one per channel (learning). A thread follows its parent channel (the caller's `SwitchTarget` names the
-parent). The operator's lists (`MEMORY_DISABLED_GUILD_IDS`, `MEMORY_DISABLED_CHANNEL_IDS`) switch learning and
+there) and one per channel (learning). A thread follows its parent channel (a `Location`'s `channel_id` is the
+parent's). The operator's lists (`MEMORY_DISABLED_GUILD_IDS`, `MEMORY_DISABLED_CHANNEL_IDS`) switch learning and
 recall off and cannot be switched back on from Discord. DMs are never affected: a user's own conversation with the
 bot is theirs to control (`/memory pause`).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.memory.models import SwitchTarget
+from bot.memory.models import Location
 from bot.storage.records import Record, RecordTable
 
 
@@ -84,17 +84,19 @@ class SwitchBoard:
                 channels[int(number)] = self.channel_learning(int(number))
         return guilds, channels
 
-    def operator_disabled(self, target: SwitchTarget) -> bool:
-        return target.guild_id in self.disabled_guilds or target.channel_id in self.disabled_channels
+    def operator_disabled(self, where: Location) -> bool:
+        """The operator's lists switch memory off here (its server, or its channel)."""
+        return where.guild_id in self.disabled_guilds or where.channel_id in self.disabled_channels
 
-    def at(self, target: SwitchTarget) -> MemorySwitch:
-        """The effective switch for a channel: every switch that applies there must be on."""
-        if target.guild_id is None:
+    def at(self, where: Location) -> MemorySwitch:
+        """The effective switch where a message was said: every switch that applies there must be on."""
+        if where.guild_id is None:
             return MemorySwitch()
-        if self.operator_disabled(target):
+        if self.operator_disabled(where):
             return MemorySwitch(learning=False, recall=False)
-        guild = self.guild_switch(target.guild_id)
-        return MemorySwitch(learning=guild.learning and self.channel_learning(target.channel_id), recall=guild.recall)
+        guild = self.guild_switch(where.guild_id)
+        channel = True if where.channel_id is None else self.channel_learning(where.channel_id)
+        return MemorySwitch(learning=guild.learning and channel, recall=guild.recall)
 
     # --- the admins' changes -------------------------------------------------------------------------------
 

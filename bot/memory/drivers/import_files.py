@@ -48,8 +48,8 @@ from pydantic import ValidationError
 
 from bot.memory.drivers.files.generations import FileGenerations
 from bot.memory.drivers.files.journal import JOURNAL_NAME, Journal
+from bot.memory.drivers.import_records import RecordKind, insert_and_count, record_kinds
 from bot.memory.drivers.interfaces import PendingTurn
-from bot.memory.drivers.pg.import_records import RecordKind, insert_and_count, record_kinds
 from bot.memory.drivers.pg.upkeep import bot_use, forgotten_among
 from bot.memory.models import MemoryFile
 from bot.storage.atomic import json_bytes

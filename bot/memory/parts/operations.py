@@ -1,0 +1,155 @@
+"""Operations: the engine's life cycle and upkeep, for whoever runs it (the bot, the console, the health checks).
+
+Open the storage and resume what a crash left pending; flush everything pending now ("learn now") or at shutdown;
+hand out the counters as plain values for the metrics endpoint; save the activity days; and run the daily sweep:
+silent users deleted through the one forget-everything path (`bot.memory.parts.retention`), then summary values
+past their day and stale ledger entries dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.memory.drivers.bundle import StorageBundle
+from bot.memory.parts.budgets import Budgets
+from bot.memory.parts.learning import Learning
+from bot.memory.parts.retention import Sweeper, sweep_history, sweep_silent_users
+from bot.memory.parts.writer import MemoryWriter
+from bot.memory.policy import MemoryPolicy
+from bot.memory.stats import EngineSnapshot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FlushReport:
+    """What one `flush` did: how many batches were waiting, how the batches ended, and what was learned."""
+
+    finished: bool  # False when the timeout ran out first (what is left stays pending)
+    batches_pending: int  # batches waiting or being extracted when the flush began
+    batches_saved: int = 0
+    batches_failed: int = 0
+    facts_added: int = 0
+    facts_held_back: int = 0  # refused by the write gate
+    problems: tuple[str, ...] = ()  # why batches failed or were put back for a retry, oldest first, no repeats
+
+    @property
+    def nothing_pending(self) -> bool:
+        return self.batches_pending == 0
+
+
+class Operations:
+    def __init__(
+        self,
+        *,
+        storage: StorageBundle,
+        writer: MemoryWriter,
+        learning: Learning,
+        budgets: Budgets,
+        policy: MemoryPolicy,
+        wipe: Callable[[int], Awaitable[object]],
+        cpu: ThreadPoolExecutor,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._storage = storage
+        self._writer = writer
+        self._learning = learning
+        self._budgets = budgets
+        self._policy = policy
+        self._wipe = wipe  # forget everything of a user, privacy choices included, quietly (retention)
+        self._cpu = cpu
+        self._clock = clock
+
+    @property
+    def where(self) -> str:
+        """Where memory is kept, in words for the start-up line (never a password)."""
+        return self._storage.where
+
+    async def open(self) -> int:
+        """Open every part of the storage and put turns a crash left pending back into the debouncer; returns
+        how many."""
+        await self._storage.open()
+        return await self._learning.resume()
+
+    async def shutdown(self, timeout: float) -> bool:
+        """Stop taking turns and flush everything pending through extraction and the store, within `timeout`,
+        then close the storage. What does not finish in time stays pending for the next start; returns True when
+        all finished."""
+        learning = self._learning
+        learning.accepting = False
+        await self.save_activity()
+        await self._budgets.save()
+        finished = await learning.debouncer.flush(timeout)
+        if not finished:
+            log.warning(
+                "shutdown: flush timed out after %gs; %d turns stay pending", timeout, self._storage.turns.pending
+            )
+            await learning.debouncer.close()
+        await self._storage.close()
+        self._cpu.shutdown(wait=False)
+        return finished
+
+    async def flush(self, timeout: float | None = None) -> FlushReport:
+        """Extract and save everything pending now, without waiting for the quiet time; report what happened.
+        Counts are the engine's totals before and after: an operator's "learn now", not a per-user transaction."""
+        learning, stats = self._learning, self._learning.stats
+        waiting = learning.debouncer.pending_keys + learning.debouncer.running
+        before = (stats.batches_saved, stats.batches_failed, stats.facts_added, stats.problems, stats.facts_held_back)
+        finished = await learning.debouncer.flush(timeout)
+        recent = learning.recent_problems
+        new_problems = min(stats.problems - before[3], len(recent))
+        problems = list(recent)[len(recent) - new_problems :]
+        return FlushReport(
+            finished=finished,
+            batches_pending=waiting,
+            batches_saved=stats.batches_saved - before[0],
+            batches_failed=stats.batches_failed - before[1],
+            facts_added=stats.facts_added - before[2],
+            facts_held_back=stats.facts_held_back - before[4],
+            problems=tuple(dict.fromkeys(problems)),
+        )
+
+    def snapshot(self) -> EngineSnapshot:
+        """The engine's counters and gauges, as plain values, for the metrics endpoint."""
+        stats, turns, memories = self._learning.stats, self._storage.turns, self._storage.memories
+        calls = self._learning.extractor.calls
+        return EngineSnapshot(
+            batches_saved=stats.batches_saved,
+            batches_failed=stats.batches_failed,
+            batches_requeued=stats.batches_requeued,
+            batches_parked=stats.batches_parked,
+            batches_discarded=stats.batches_discarded,
+            facts_stored=stats.facts_added,
+            turns_pending=turns.pending,
+            turns_taken_over=turns.taken_over,
+            cache_hits=memories.cache_hits,
+            cache_misses=memories.cache_misses,
+            extraction_requests=calls.requests,
+            extraction_errors=dict(calls.errors),
+            llm_tokens=self._budgets.totals(),
+        )
+
+    async def save_activity(self) -> None:
+        """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""
+        try:
+            await self._storage.activity.save()
+        except OSError as error:
+            log.warning("could not save the activity records (%s); will retry", error.strerror or type(error).__name__)
+
+    async def sweep(self, now: datetime | None = None) -> int:
+        """The daily sweep: delete the memory, and every trace, of users silent for `retention_days`, then drop
+        the summary values kept past their day and the message ledger's stale entries; returns how many users were
+        deleted."""
+        moment = now or self._clock()
+        sweeper = Sweeper(storage=self._storage, busy=self._learning.debouncer.has_pending_for, forget=self._wipe)
+        deleted = await sweep_silent_users(sweeper, moment, days=self._policy.retention_days)
+        await sweep_history(self._storage, self._writer, moment)
+        return deleted
+
+    def longest_pending_seconds(self, attempt_timeout: float) -> float:
+        """How long a turn can wait before it is distilled while the endpoint answers at all (for `/privacy`)."""
+        return self._learning.longest_pending_seconds(attempt_timeout)
