@@ -9,7 +9,7 @@ Four stores, built by the bundle builders as the bot builds them: files and Post
 over the same users, so machine noise hits them alike; the CPU time of this process (`process_time_ns`), which
 other tenants of a shared machine do not inflate, is given too:
 
-1. The reply path. `memory_prompt` on a warm cache is what nearly every reply pays (the cache answers: nothing is
+1. The reply path. `memory.recall.prompt` on a warm cache is what nearly every reply pays (the cache answers: nothing is
    opened). `load` uncached is what a reply pays when the memory changed in another process or its user was
    evicted from the caches: a one-entry memory cache and a one-entry key cache, users in turn, so every read
    fetches and opens the user's key too (files: the key file; PostgreSQL: one more query).
@@ -212,7 +212,7 @@ def report(store: Store, results: dict[str, list[int]], words_found: int, reps: 
         table.add(f"{measure} p50 / p95", f"{fmt_ms(p50(sealed))} / {fmt_ms(p95(sealed))}",
                   f"plain {fmt_ms(p50(plain))} / {fmt_ms(p95(plain))}", added(sealed, plain) + share)
 
-    row("reply: memory_prompt, warm cache", "prompt", LLM_REPLY_MS)
+    row("reply: recall.prompt, warm cache", "prompt", LLM_REPLY_MS)
     cpu_sealed, cpu_plain = results["cpu prompt sealed"], results["cpu prompt plain"]
     table.add("  the same in CPU time of this process p50", fmt_ms(p50(cpu_sealed)), f"plain {fmt_ms(p50(cpu_plain))}",
               added(cpu_sealed, cpu_plain))

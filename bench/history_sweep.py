@@ -2,12 +2,13 @@
 
     .venv/bin/python -m bench.history_sweep [--users 10000] [--history-share 0.1] [--smoke]
 
-Ours: `MemoryService.sweep_history` (part of the daily sweep): the upkeep schedule names the memories holding an
-earlier summary value past its day, and only those are read and rewritten, through the writer, two at a time,
-while a ticker task sleeps 5 ms in a loop and records how late it wakes (the event-loop lag a reply would see).
-Baseline in the same run, on an identical folder: the same writer path over every memory (what a sweep without
-the schedule has to do, since whether a memory holds history is only known by reading it). Also checked: every
-expired value is gone from the files, and nothing else changed.
+Ours: `sweep_history` of `bot/memory/parts/retention.py` (the second half of the daily sweep, `memory.ops.sweep`;
+run alone through `tests/support/engine.py`): the upkeep schedule names the memories holding an earlier summary
+value past its day, and only those are read and rewritten, through the writer, two at a time, while a ticker task
+sleeps 5 ms in a loop and records how late it wakes (the event-loop lag a reply would see). Baseline in the same
+run, on an identical folder: the same writer path over every memory (what a sweep without the schedule has to do,
+since whether a memory holds history is only known by reading it). Also checked: every expired value is gone from
+the files, and nothing else changed.
 """
 
 from __future__ import annotations

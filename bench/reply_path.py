@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.reply_path [--facts 500] [--smoke]
 
-Real code path: `MemoryService.memory_prompt` over a `MemoryStore` in a temporary folder with a real memory file
+Real code path: `memory.recall.prompt` over a `MemoryStore` in a temporary folder with a real memory file
 (500 facts and six summaries), on a warm cache: one `stat` revalidates the cached file, the selector reuses the
 index fitted for this revision, and `render_memory` builds the prompt block. The recent conversation rotates over
 50 seeded 3-turn windows. Stated as a share of a typical LLM call (500 ms). Baseline in the same run: the seed's
@@ -117,7 +117,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
 
     share = p50(total) / 1e6 / LLM_CALL_MS
     table = Table(f"memory for one reply at {n_facts} facts (file {size_kb:.0f} KB, warm cache)")
-    table.add("memory_prompt p50 / p95", f"{fmt_ms(p50(total))} / {fmt_ms(p95(total))}",
+    table.add("recall.prompt p50 / p95", f"{fmt_ms(p50(total))} / {fmt_ms(p95(total))}",
               f"LLM call {LLM_CALL_MS:.0f} ms", f"{100 * share:.2f}% of it", f"p50 <= {TARGET_MS:g} ms",
               p50(total) / 1e6 <= TARGET_MS)
     table.add("  of which: cached load (stat + cache hit) p50", fmt_ms(p50(load)))

@@ -2,11 +2,12 @@
 
     .venv/bin/python -m bench.retention_sweep [--users 10000] [--silent-share 0.1] [--smoke]
 
-Ours: `MemoryService.sweep_retention` (folder listed in a worker thread, deletions through forget-everything in
-small concurrent chunks that yield to the loop), while a ticker task sleeps 5 ms in a loop and records how late
-it wakes: the event-loop lag every reply would see during the sweep. Baseline in the same run, on an identical
-folder: the obvious sweep written on the loop (stat every file, unlink the old ones, fsync the folder), whose
-lag is its whole duration. Also checked: exactly the silent users are gone.
+Ours: the daily sweep, `memory.ops.sweep`, whose retention half (`bot/memory/parts/retention.py`) does the work
+(folder listed in a worker thread, deletions through forget-everything in small concurrent chunks that yield to the
+loop), while a ticker task sleeps 5 ms in a loop and records how late it wakes: the event-loop lag every reply would
+see during the sweep. Baseline in the same run, on an identical folder: the obvious sweep written on the loop (stat
+every file, unlink the old ones, fsync the folder), whose lag is its whole duration. Also checked: exactly the
+silent users are gone.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ with like. `--no-fsync` keeps the helper's settings and turns the file store's f
    processes with a pool each, both updating the same users at once, so the advisory lock that spans processes
    is what keeps updates from being lost. The set-ups run in alternating order over `--rounds` rounds. After
    each, a fresh store reads every user back and counts the markers: zero lost updates is a hard check.
-2. The reply path: `MemoryService.memory_prompt` on a warm cache for the same memories over each store (files:
+2. The reply path: `memory.recall.prompt` on a warm cache for the same memories over each store (files:
    a `stat` revalidates the cache; PostgreSQL: one query compares the revision), timed in alternating rounds,
    with the load alone, warm and uncached (what a reply pays after another process changed the memory).
 """
@@ -304,7 +304,7 @@ async def time_async_interleaved(candidates: dict[str, Callable[[], Awaitable[ob
 
 
 async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> dict[str, list[int]]:
-    """memory_prompt and the store's load, warm and uncached, for the same memories over both stores."""
+    """recall.prompt and the store's load, warm and uncached, for the same memories over both stores."""
     database, backends = await open_pool(url, 2)
     client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="bench", max_retries=0)  # never called
     try:
@@ -463,13 +463,13 @@ async def run(args: Any, smoke: bool) -> list[Table]:
     table.note(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
                f"({os.cpu_count()} cores shared with other tenants)")
 
-    reply = Table(f"memory for one reply: memory_prompt over each store, same memories ({MAX_FACTS} facts, "
+    reply = Table(f"memory for one reply: recall.prompt over each store, same memories ({MAX_FACTS} facts, "
                   f"warm cache), {reps} replies each")
-    reply.add("memory_prompt p50 / p95", f"{fmt_ms(p50(replies['prompt pg']))} / {fmt_ms(p95(replies['prompt pg']))}",
+    reply.add("recall.prompt p50 / p95", f"{fmt_ms(p50(replies['prompt pg']))} / {fmt_ms(p95(replies['prompt pg']))}",
               f"file {fmt_ms(p50(replies['prompt file']))} / {fmt_ms(p95(replies['prompt file']))}",
               times(p50(replies["prompt pg"]), p50(replies["prompt file"])) + " (p50)")
     pg_cpu = p50(replies["cpu prompt pg"]) + replies["server cpu"][0]
-    reply.add("memory_prompt CPU time p50: bot's process + server (mean)",
+    reply.add("recall.prompt CPU time p50: bot's process + server (mean)",
               f"{fmt_ms(pg_cpu)} ({fmt_ms(p50(replies['cpu prompt pg']))} + {fmt_ms(replies['server cpu'][0])})",
               f"file {fmt_ms(p50(replies['cpu prompt file']))}", times(pg_cpu, p50(replies["cpu prompt file"])))
     reply.add("  of which: load, warm cache p50 / p95",
