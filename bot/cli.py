@@ -269,41 +269,51 @@ async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None
     log.info("shut down cleanly%s", "" if flushed else " (some updates stay journaled for the next start)")
 
 
-def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_discord) -> int:
-    """Run what the arguments ask for; `connect` is how the bot reaches Discord (a seam for tests)."""
-    args = parse_args(argv)
-    if args.command == "healthcheck":
-        from bot.ops.health import healthcheck_main
+def _run_healthcheck(_args: argparse.Namespace) -> int:
+    """`healthcheck`: it reads its own two settings (`bot.ops.health`), none of the bot's."""
+    from bot.ops.health import healthcheck_main
 
-        return healthcheck_main()
-    if args.command in ("migrate", "import-files"):
-        return run_database_command(args)
-    if args.command in ("encrypt-existing", "rotate-key"):
-        return run_key_command(args)
+    return healthcheck_main()
 
-    try:
-        settings = load_settings(discord=args.command != "console")  # the console never connects to Discord
-    except SettingsError as error:
-        return _fail(str(error))
 
-    if args.command is None and (problem := shard_storage_problem(settings)) is not None:
-        return _fail(problem)
-    problem = check_data_dir(settings.data_dir)
-    if problem is not None:
-        return _fail(problem)
+_SELF_CONFIGURED: dict[str | None, Callable[[argparse.Namespace], int]] = {
+    "healthcheck": _run_healthcheck,
+    "migrate": run_database_command,
+    "import-files": run_database_command,
+    "encrypt-existing": run_key_command,
+    "rotate-key": run_key_command,
+}
+"""The commands that load only the settings they need (a missing DISCORD_TOKEN or LLM setting does not stop them)."""
+
+
+def _hold_data_dir(data_dir: Path) -> str | None:
+    """Lock DATA_DIR for this process, or say in one line why it cannot be held."""
     from bot.storage.folder_lock import FolderInUse, lock_folder
 
     global _data_dir_lock  # held for the process's life: the OS releases it when the process ends
     try:
-        _data_dir_lock = lock_folder(settings.data_dir)  # the console too: it writes the same files as the bot
+        _data_dir_lock = lock_folder(data_dir)  # the console too: it writes the same files as the bot
     except FolderInUse as error:
-        return _fail(str(error))
+        return str(error)
     except OSError as error:
-        return _fail(f"DATA_DIR {settings.data_dir} is not usable: {error.strerror or type(error).__name__}")
+        return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
+    return None
 
-    from bot.logging_setup import configure_logging
 
-    secrets = [settings.discord_token.get_secret_value()] if args.command != "console" else []
+def _start_problem(settings: Settings, *, bot: bool) -> str | None:
+    """One line saying why the bot (`bot`) or the console cannot start with these settings, or None once
+    DATA_DIR is usable and held by this process."""
+    if bot and (problem := shard_storage_problem(settings)) is not None:
+        return problem
+    problem = check_data_dir(settings.data_dir)
+    if problem is not None:
+        return problem
+    return _hold_data_dir(settings.data_dir)
+
+
+def _log_secrets(settings: Settings, *, console: bool) -> list[str]:
+    """Every secret this process holds, for the logs to mask (the console holds no Discord token)."""
+    secrets = [settings.discord_token.get_secret_value()] if not console else []
     if settings.openai_api_key is not None:
         secrets.append(settings.openai_api_key.get_secret_value())
     if settings.memory_encryption_key is not None:
@@ -312,8 +322,17 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
         from bot.storage.pg.database import database_secrets
 
         secrets.extend(database_secrets(settings.database_url.get_secret_value()))
+    return secrets
+
+
+def _start_logging(settings: Settings, *, console: bool) -> None:
+    """Configure logging with the secrets masked (the console logs to a file in DATA_DIR, off its screen), then
+    warn about a `.env` others can read."""
+    from bot.logging_setup import configure_logging
+
+    secrets = _log_secrets(settings, console=console)
     log_file = None
-    if args.command == "console":
+    if console:
         from bot.console.session import LOG_FILE
 
         log_file = settings.data_dir / LOG_FILE
@@ -321,6 +340,9 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
     if (warning := env_file_warning()) is not None:
         log.warning("%s", warning)
 
+
+def _run(args: argparse.Namespace, settings: Settings, connect: Connect) -> int:
+    """Run the console or the bot until it ends, with its exit status (0 when a KeyboardInterrupt ends it)."""
     try:
         if args.command == "console":
             from bot.console.session import run_console
@@ -329,6 +351,24 @@ def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_dis
         return asyncio.run(run_bot(settings, force_sync=args.sync_commands, connect=connect))
     except KeyboardInterrupt:
         return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, *, connect: Connect = connect_to_discord) -> int:
+    """Run what the arguments ask for; `connect` is how the bot reaches Discord (a seam for tests)."""
+    args = parse_args(argv)
+    command = _SELF_CONFIGURED.get(args.command)
+    if command is not None:
+        return command(args)
+    console = args.command == "console"
+    try:
+        settings = load_settings(discord=not console)  # the console never connects to Discord
+    except SettingsError as error:
+        return _fail(str(error))
+    problem = _start_problem(settings, bot=args.command is None)
+    if problem is not None:
+        return _fail(problem)
+    _start_logging(settings, console=console)
+    return _run(args, settings, connect)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from bot.client.channels import ChannelResolver
 from bot.client.locations import location_of
 from bot.client.messages import REPLYABLE_TYPES, as_incoming, describe_failure, own_role_id, readable_text
 from bot.client.notices import BUSY_REPLY, EMPTY_REPLY, IMAGES_REFUSED_NOTE, LLM_ERROR_REPLY
-from bot.client.reply_policy import ReplyPolicy
+from bot.client.reply_policy import Refusal, ReplyPolicy
 from bot.memory.doors import LearningTicket, MemoryPrompt
 from bot.memory.models import IncomingMessage, Location
 
@@ -237,10 +237,7 @@ class ChatCog(commands.Cog):
             return
         started = time.perf_counter()
         if not self._within_rate_limit(message):
-            self.memory.learning.note_activity(message.author.id)  # it reached the bot, though not answered or learned
-            if self.limiter.should_notice(message.author.id):
-                wait = max(1, round(self.limiter.retry_after(message.author.id)))
-                await self._notify(message, f"You're sending messages faster than I can think. Try again in {wait}s.")
+            await self._turn_away_over_rate(message)
             return
         me = self.bot.user
         bot_id = me.id if me else None
@@ -248,13 +245,47 @@ class ChatCog(commands.Cog):
         where = location_of(message.channel)
         refusal = await self.policy.refusal(message)
         if refusal is not None:  # not allowed to talk to the bot here, or past a daily budget: no model call
-            if refusal.notice is not None:
-                await self._notify(message, refusal.notice)
-            if refusal.learn:
-                await self.learn(message, text, None, bot_id, ticket, where)
+            await self._answer_refusal(message, refusal, text, bot_id, ticket, where)
             return
         # Only the user's own words are learned: `text` is empty for a bare mention or an attachment, never the
         # placeholder the model is shown, so the filter drops it instead of storing our stand-in.
+        sent = await self._reply(message, text, bot_id, ticket, where, started)
+        await self.learn(message, text, sent, bot_id, ticket, where)
+
+    async def _turn_away_over_rate(self, message: discord.Message) -> None:
+        """A message over the rate limit is neither answered nor learned, but counts as activity (it reached the
+        bot); now and then the user is told when to try again."""
+        self.memory.learning.note_activity(message.author.id)
+        if self.limiter.should_notice(message.author.id):
+            wait = max(1, round(self.limiter.retry_after(message.author.id)))
+            await self._notify(message, f"You're sending messages faster than I can think. Try again in {wait}s.")
+
+    async def _answer_refusal(
+        self,
+        message: discord.Message,
+        refusal: Refusal,
+        text: str,
+        bot_id: int | None,
+        ticket: LearningTicket,
+        where: Location,
+    ) -> None:
+        """Give the refusal's notice, if it has one this time, and learn the user's words where it allows."""
+        if refusal.notice is not None:
+            await self._notify(message, refusal.notice)
+        if refusal.learn:
+            await self.learn(message, text, None, bot_id, ticket, where)
+
+    async def _reply(
+        self,
+        message: discord.Message,
+        text: str,
+        bot_id: int | None,
+        ticket: LearningTicket,
+        where: Location,
+        started: float,
+    ) -> SentReply | None:
+        """Build the prompt, generate and send the reply, and record it; a failure is logged and, where the user
+        should hear of it, answered with a notice. The reply that reached Discord, or None."""
         sent: SentReply | None = None
         try:
             # One of a bounded number of turns (per process, per server) covers everything a reply costs.
@@ -277,14 +308,21 @@ class ChatCog(commands.Cog):
             log.exception("reply to message %s failed", message.id)
             await self._notify(message, LLM_ERROR_REPLY)
         else:
-            self.bot.resources.metrics.reply_finished(started, sent=True)
-            guild_id = message.guild.id if message.guild else None
-            self.policy.count_reply(message.author.id, guild_id, prompt.messages, sent.text, sent.tokens)
-            await self.memory.recall.record_reply(
-                [part.id for part in sent.messages], message.author.id, prompt.memory, ticket
-            )
-            await self._send_notes(message, prompt, sent)
-        await self.learn(message, text, sent, bot_id, ticket, where)
+            await self._record_reply(message, prompt, sent, ticket, started)
+        return sent
+
+    async def _record_reply(
+        self, message: discord.Message, prompt: Prompt, sent: SentReply, ticket: LearningTicket, started: float
+    ) -> None:
+        """Count a sent reply (metrics, budgets), keep the memory it used for "What did you remember?", and follow
+        it with its notes."""
+        self.bot.resources.metrics.reply_finished(started, sent=True)
+        guild_id = message.guild.id if message.guild else None
+        self.policy.count_reply(message.author.id, guild_id, prompt.messages, sent.text, sent.tokens)
+        await self.memory.recall.record_reply(
+            [part.id for part in sent.messages], message.author.id, prompt.memory, ticket
+        )
+        await self._send_notes(message, prompt, sent)
 
     async def _show_typing(self, message: discord.Message, stack: contextlib.AsyncExitStack) -> None:
         """Show "typing" until the stack closes; a refused typing request must not cost the user their reply."""

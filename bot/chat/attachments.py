@@ -113,36 +113,53 @@ async def _download(attachment: AttachmentLike) -> bytes | None:
         return None
 
 
+async def _download_within(attachment: AttachmentLike, max_bytes: int) -> bytes | None:
+    """The attachment's bytes, or None when they could not be downloaded or came out larger than `max_bytes`."""
+    data = await _download(attachment)
+    return None if data is None or len(data) > max_bytes else data
+
+
+async def _read_image(attachment: AttachmentLike, kind: str, limits: AttachmentLimits, result: ReadAttachments) -> None:
+    """Add one image to `result`: as a data URL, as a name the model is told of (vision off), or as skipped."""
+    name = attachment.filename
+    if not limits.vision:
+        result.unseen_images.append(name)
+    elif len(result.images) >= limits.max_images:
+        result.skipped.append(f"{name} (more than {limits.max_images} images)")
+    elif attachment.size > limits.max_image_bytes:
+        result.skipped.append(f"{name} (over {_size(limits.max_image_bytes)})")
+    elif (data := await _download_within(attachment, limits.max_image_bytes)) is None:
+        result.skipped.append(f"{name} (could not be downloaded)")
+    else:
+        result.images.append(f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
+
+
+async def _read_text_file(attachment: AttachmentLike, limits: AttachmentLimits, result: ReadAttachments) -> None:
+    """Add one text file to `result`: decoded, or as skipped with the reason."""
+    name = attachment.filename
+    if len(result.texts) >= limits.max_text_files:
+        result.skipped.append(f"{name} (more than {limits.max_text_files} files)")
+    elif attachment.size > limits.max_text_bytes:
+        result.skipped.append(f"{name} (over {_size(limits.max_text_bytes)})")
+    elif (data := await _download_within(attachment, limits.max_text_bytes)) is None:
+        result.skipped.append(f"{name} (could not be downloaded)")
+    elif (text := decode_text(data)) is None:
+        result.skipped.append(f"{name} (not a text file)")
+    else:
+        result.texts.append((name, text))
+
+
 async def read_attachments(attachments: list[Any], limits: AttachmentLimits) -> ReadAttachments:
     """Download and decode what fits the limits, in order; say what was left out and why."""
     result = ReadAttachments()
     for attachment in attachments:
-        name = attachment.filename
         kind = image_type(attachment)
         if kind is not None:
-            if not limits.vision:
-                result.unseen_images.append(name)
-            elif len(result.images) >= limits.max_images:
-                result.skipped.append(f"{name} (more than {limits.max_images} images)")
-            elif attachment.size > limits.max_image_bytes:
-                result.skipped.append(f"{name} (over {_size(limits.max_image_bytes)})")
-            elif (data := await _download(attachment)) is None or len(data) > limits.max_image_bytes:
-                result.skipped.append(f"{name} (could not be downloaded)")
-            else:
-                result.images.append(f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
+            await _read_image(attachment, kind, limits, result)
         elif is_text(attachment):
-            if len(result.texts) >= limits.max_text_files:
-                result.skipped.append(f"{name} (more than {limits.max_text_files} files)")
-            elif attachment.size > limits.max_text_bytes:
-                result.skipped.append(f"{name} (over {_size(limits.max_text_bytes)})")
-            elif (data := await _download(attachment)) is None or len(data) > limits.max_text_bytes:
-                result.skipped.append(f"{name} (could not be downloaded)")
-            elif (text := decode_text(data)) is None:
-                result.skipped.append(f"{name} (not a text file)")
-            else:
-                result.texts.append((name, text))
+            await _read_text_file(attachment, limits, result)
         else:
-            result.skipped.append(f"{name} (not a text file or an image)")
+            result.skipped.append(f"{attachment.filename} (not a text file or an image)")
     return result
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 
 DISCORD_LIMIT = 2000
 _FENCE_LINE = re.compile(r"^[ \t]*(```+)([^\n`]*)$", re.MULTILINE)
@@ -103,42 +104,65 @@ def _candidates(window: str) -> list[list[int]]:
     return [sorted(set(group), reverse=True) for group in (paragraphs, lines, sentences, spaces)]
 
 
-def _choose_cut(text: str, window: str, prefix: str) -> int:
-    """Best cut in `window` (a head of `text`): outside a code block if possible, not absurdly early, else the
-    best that exists, else the rightmost safe position (mid-word). `prefix` is the reopened fence, if any."""
-    start = _content_start(window)  # a cut before it would send a message of nothing but fences
-    fence_ends = [m.end() for m in _FENCE_LINE.finditer(window)]
+class _Cuts:
+    """Which positions of `window` (a head of `text`) a cut may use, and whether a code block is open there.
+    `prefix` is the reopened fence, if any."""
 
-    def open_at(position: int) -> bool:
-        return (bool(prefix) + bisect.bisect_right(fence_ends, position)) % 2 == 1
+    __slots__ = ("fence_ends", "reopened", "start", "text", "window")
 
-    def ends_with_opener(position: int) -> bool:
+    def __init__(self, text: str, window: str, prefix: str) -> None:
+        self.text = text
+        self.window = window
+        self.reopened = bool(prefix)
+        self.start = _content_start(window)  # a cut before it would send a message of nothing but fences
+        self.fence_ends = [m.end() for m in _FENCE_LINE.finditer(window)]
+
+    def open_at(self, position: int) -> bool:
+        return (self.reopened + bisect.bisect_right(self.fence_ends, position)) % 2 == 1
+
+    def ends_with_opener(self, position: int) -> bool:
         """A message cut here would end with the fence that opens a block (an empty block)."""
-        last = bisect.bisect_right(fence_ends, position) - 1
-        return last >= 0 and open_at(position) and _BLANK.fullmatch(window, fence_ends[last], position) is not None
+        last = bisect.bisect_right(self.fence_ends, position) - 1
+        return (
+            last >= 0
+            and self.open_at(position)
+            and _BLANK.fullmatch(self.window, self.fence_ends[last], position) is not None
+        )
 
-    def usable(position: int) -> bool:
-        return position > start and _safe(text, position) and not ends_with_opener(position)
+    def usable(self, position: int) -> bool:
+        return position > self.start and _safe(self.text, position) and not self.ends_with_opener(position)
 
-    groups = [[p for p in group if usable(p)] for group in _candidates(window)]
-    minimum = len(window) // 3
+
+def _preferred_cut(groups: list[list[int]], cuts: _Cuts, minimum: int) -> int | None:
+    """The first position, by preference, at or after `minimum`: one outside a code block if any, else any."""
     for require_closed in (True, False):
         for group in groups:
             for position in group:
                 if position < minimum:
                     break
-                if not require_closed or not open_at(position):
+                if not require_closed or not cuts.open_at(position):
                     return position
-    for group in groups:
-        if group:
-            return group[0]
-    for position in range(len(window), start, -1):
-        if usable(position):
-            return position
-    for position in range(len(window), 0, -1):
-        if _safe(text, position):
-            return position
-    return len(window)  # unreachable: a cut inside the first backtick run is always safe
+    return None
+
+
+def _rightmost(accept: Callable[[int], bool], high: int, low: int) -> int | None:
+    """The highest position from `high` down to just above `low` that `accept` takes, or None."""
+    return next((position for position in range(high, low, -1) if accept(position)), None)
+
+
+def _choose_cut(text: str, window: str, prefix: str) -> int:
+    """Best cut in `window` (a head of `text`): outside a code block if possible, not absurdly early, else the
+    best that exists, else the rightmost safe position (mid-word). `prefix` is the reopened fence, if any."""
+    cuts = _Cuts(text, window, prefix)
+    groups = [[p for p in group if cuts.usable(p)] for group in _candidates(window)]
+    cut = _preferred_cut(groups, cuts, len(window) // 3)
+    if cut is None:
+        cut = next((group[0] for group in groups if group), None)
+    if cut is None:
+        cut = _rightmost(cuts.usable, len(window), cuts.start)
+    if cut is None:
+        cut = _rightmost(lambda position: _safe(text, position), len(window), 0)
+    return len(window) if cut is None else cut  # None is unreachable: a cut inside the first backtick run is safe
 
 
 def _rest_after_cut(rest: str, in_code: bool) -> str:

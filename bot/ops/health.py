@@ -165,6 +165,69 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+@dataclass(frozen=True, slots=True)
+class _Heartbeat:
+    """A heartbeat file as read: its record, when it was written (aware), and its shards (none for a bot with a
+    single shard, which reads as an unsharded one: "shard 0 of 1" would tell its operator nothing)."""
+
+    record: dict[str, Any]
+    updated_at: datetime
+    shards: list[ShardHealth]
+    shard_count: int | None
+
+
+class _Unreadable(Exception):
+    """No heartbeat to judge; the message is the unhealthy reason."""
+
+
+def _read_heartbeat(path: Path) -> _Heartbeat:
+    """The heartbeat at `path`; `_Unreadable` when it is missing, cannot be read or does not parse."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise _Unreadable(f"unhealthy: no heartbeat file at {path} (is the bot running?)") from None
+    except OSError as exc:
+        raise _Unreadable(f"unhealthy: heartbeat file unreadable ({exc.__class__.__name__})") from None
+
+    try:
+        record = json.loads(raw)
+        if not isinstance(record, dict):
+            raise ValueError("heartbeat is not a JSON object")
+        updated_at = datetime.fromisoformat(str(record["updatedAt"]))
+        sharding = _read_shards(record)
+    except (ValueError, KeyError, TypeError):
+        raise _Unreadable("unhealthy: heartbeat file unreadable") from None
+    if updated_at.tzinfo is None:
+        # Written by us it is always aware; treat a naive stamp as UTC rather than crash on comparison.
+        updated_at = updated_at.replace(tzinfo=UTC)
+    shards, count = sharding if sharding is not None and sharding[1] != 1 else ([], None)
+    return _Heartbeat(record, updated_at, shards, count)
+
+
+def _disconnection(heartbeat: _Heartbeat) -> str | None:
+    """The unhealthy reason when a shard, or the bot, is not connected to Discord; None when all are."""
+    down = [shard.id for shard in heartbeat.shards if not shard.connected]
+    if down:
+        return f"unhealthy: {describe_shards(down, heartbeat.shard_count)} not connected to Discord"
+    if heartbeat.record.get("connected") is not True:
+        return "unhealthy: not connected to Discord"
+    return None
+
+
+def _healthy_reason(heartbeat: _Heartbeat, age: float) -> str:
+    """The healthy line: the heartbeat's age, then its shards, guilds and latency where it has them."""
+    parts = [f"healthy: connected, heartbeat {max(age, 0.0):.0f}s old"]
+    if heartbeat.shards:
+        parts.append(describe_shards((shard.id for shard in heartbeat.shards), heartbeat.shard_count))
+    guilds = heartbeat.record.get("guilds")
+    if isinstance(guilds, int) and not isinstance(guilds, bool):
+        parts.append(f"{guilds} guild" + ("" if guilds == 1 else "s"))
+    latency = heartbeat.record.get("latencyMs")
+    if isinstance(latency, int | float) and not isinstance(latency, bool):
+        parts.append(f"latency {latency:.0f} ms")
+    return ", ".join(parts)
+
+
 def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | None = None) -> tuple[bool, str]:
     """Decide whether the heartbeat says "healthy", with a one-line reason for ``docker inspect``.
 
@@ -176,47 +239,17 @@ def check_heartbeat(data_dir: Path, *, max_age_seconds: float, now: datetime | N
     current = now if now is not None else datetime.now(UTC)
     if current.tzinfo is None:
         current = current.replace(tzinfo=UTC)
-
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return False, f"unhealthy: no heartbeat file at {path} (is the bot running?)"
-    except OSError as exc:
-        return False, f"unhealthy: heartbeat file unreadable ({exc.__class__.__name__})"
-
-    try:
-        record = json.loads(raw)
-        if not isinstance(record, dict):
-            raise ValueError("heartbeat is not a JSON object")
-        updated_at = datetime.fromisoformat(str(record["updatedAt"]))
-        sharding = _read_shards(record)
-    except (ValueError, KeyError, TypeError):
-        return False, "unhealthy: heartbeat file unreadable"
-    if updated_at.tzinfo is None:
-        # Written by us it is always aware; treat a naive stamp as UTC rather than crash on comparison.
-        updated_at = updated_at.replace(tzinfo=UTC)
-
-    age = (current - updated_at).total_seconds()
+        heartbeat = _read_heartbeat(path)
+    except _Unreadable as unreadable:
+        return False, str(unreadable)
+    age = (current - heartbeat.updated_at).total_seconds()
     if age > max_age_seconds:
         return False, f"unhealthy: heartbeat {age:.0f}s old (max {max_age_seconds:.0f}s)"
-    # A bot with a single shard reads as an unsharded one: "shard 0 of 1" would tell its operator nothing.
-    shards, count = sharding if sharding is not None and sharding[1] != 1 else ([], None)
-    down = [shard.id for shard in shards if not shard.connected]
-    if down:
-        return False, f"unhealthy: {describe_shards(down, count)} not connected to Discord"
-    if record.get("connected") is not True:
-        return False, "unhealthy: not connected to Discord"
-
-    parts = [f"healthy: connected, heartbeat {max(age, 0.0):.0f}s old"]
-    if shards:
-        parts.append(describe_shards((shard.id for shard in shards), count))
-    guilds = record.get("guilds")
-    if isinstance(guilds, int) and not isinstance(guilds, bool):
-        parts.append(f"{guilds} guild" + ("" if guilds == 1 else "s"))
-    latency = record.get("latencyMs")
-    if isinstance(latency, int | float) and not isinstance(latency, bool):
-        parts.append(f"latency {latency:.0f} ms")
-    return True, ", ".join(parts)
+    disconnection = _disconnection(heartbeat)
+    if disconnection is not None:
+        return False, disconnection
+    return True, _healthy_reason(heartbeat, age)
 
 
 def healthcheck_main(data_dir: Path | None = None, max_age_seconds: float | None = None) -> int:

@@ -176,32 +176,32 @@ class StoreMark:
 Decision = Literal["plain", "sealed", "new"]
 
 
-def start_decision(
-    *,
-    where: str,
-    keys_where: str,
-    key: MasterKey | None,
-    mark: StoreMark | None,
-    key_store: str | None,
-    key_store_used: bool,
-    has_data: bool,
+def _start_unmarked(
+    *, where: str, keys_where: str, key: MasterKey | None, key_store_used: bool, has_data: bool
 ) -> Decision:
-    """"plain" (no key, nothing sealed), "sealed" (the key opens this store), "new" (a key and an empty store: mark
-    it and seal from now on), or `EncryptionRefused` with one line for the operator (never the key itself)."""
-    if mark is None:
-        if key is None:
-            return "plain"
-        if has_data:
-            raise EncryptionRefused(
-                f"memory in {where} is not encrypted yet: stop every bot process and run "
-                "`python -m bot encrypt-existing`, or unset MEMORY_ENCRYPTION_KEY"
-            )
-        if key_store_used:
-            raise EncryptionRefused(
-                f"the key store ({keys_where}) holds keys of memory that is not in {where}: restore that memory, "
-                "or move the key store away to start afresh"
-            )
-        return "new"
+    """A store with no mark: "plain" without a key, "new" with a key when the store and the key store are both
+    unused; else `EncryptionRefused`: plain memory is sealed by `encrypt-existing` only, and a key store in use
+    belongs to other memory."""
+    if key is None:
+        return "plain"
+    if has_data:
+        raise EncryptionRefused(
+            f"memory in {where} is not encrypted yet: stop every bot process and run "
+            "`python -m bot encrypt-existing`, or unset MEMORY_ENCRYPTION_KEY"
+        )
+    if key_store_used:
+        raise EncryptionRefused(
+            f"the key store ({keys_where}) holds keys of memory that is not in {where}: restore that memory, "
+            "or move the key store away to start afresh"
+        )
+    return "new"
+
+
+def _check_marked_start(
+    *, where: str, keys_where: str, key: MasterKey | None, mark: StoreMark, key_store: str | None
+) -> None:
+    """`EncryptionRefused` unless a sealed store can open: its conversion or rotation finished, `key` is the
+    master key its mark names, and `key_store` is the key store made with it."""
     if key is None:
         raise EncryptionRefused(
             f"memory in {where} is encrypted: set MEMORY_ENCRYPTION_KEY to the key it was encrypted with"
@@ -226,6 +226,25 @@ def start_decision(
         raise EncryptionRefused(
             f"the key store ({keys_where}) belongs to another memory store: restore the one made with {where}"
         )
+
+
+def start_decision(
+    *,
+    where: str,
+    keys_where: str,
+    key: MasterKey | None,
+    mark: StoreMark | None,
+    key_store: str | None,
+    key_store_used: bool,
+    has_data: bool,
+) -> Decision:
+    """"plain" (no key, nothing sealed), "sealed" (the key opens this store), "new" (a key and an empty store: mark
+    it and seal from now on), or `EncryptionRefused` with one line for the operator (never the key itself)."""
+    if mark is None:
+        return _start_unmarked(
+            where=where, keys_where=keys_where, key=key, key_store_used=key_store_used, has_data=has_data
+        )
+    _check_marked_start(where=where, keys_where=keys_where, key=key, mark=mark, key_store=key_store)
     return "sealed"
 
 
