@@ -308,7 +308,8 @@ def test_the_check_catches_a_reach_into_the_engine(source: str) -> None:
 def test_the_check_allows_the_lobby() -> None:
     source = (
         "from bot.memory.service import MemoryService\nfrom bot.memory.doors import ForgetFact\n"
-        "async def f(self):\n    await self.memory.user(1).forget(ForgetFact('x'))\n    self.memory.learning.ticket(1)\n"
+        "async def f(self):\n    await self.memory.user(1).forget(ForgetFact('x'))\n"
+        "    self.memory.learning.ticket(1)\n"
     )
     assert violations(source, ROOT / "cogs" / "probe.py", known_modules()) == []
 

@@ -221,8 +221,9 @@ class ForgetButton(
         await interaction.response.defer(ephemeral=True)
         memory = self.memory or _memory_cog(interaction).memory
         forgotten = await memory.user(self.owner_id).forget(ForgetEverything())
-        done = "Done: I've forgotten everything I knew about you." if forgotten.any_memory else "Done: I had nothing stored."
-        text = done
+        text = "Done: I've forgotten everything I knew about you."
+        if not forgotten.any_memory:
+            text = "Done: I had nothing stored."
         await interaction.edit_original_response(content=text, view=None)
 
 

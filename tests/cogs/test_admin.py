@@ -102,7 +102,8 @@ async def test_switches_persist_across_a_restart(make_harness: MakeHarness, tmp_
     again = await make_harness(data_dir=h.settings.data_dir)
     switches = again.resources.memory.switches
     assert switches.at(Location(guild_id=s.guild.id, channel_id=s.general.id)).learning is False
-    assert switches.at(Location(guild_id=s.guild.id, channel_id=s.thread.id + 1)).learning is True  # another still learns
+    another = Location(guild_id=s.guild.id, channel_id=s.thread.id + 1)
+    assert switches.at(another).learning is True  # another channel still learns
     assert switches.at(Location(guild_id=s.guild.id, channel_id=s.general.id)).recall is False
     # DMs are never switched
     assert switches.at(Location.dm(s.alice_dm.id)) == switches.at(Location.dm(1))

@@ -366,7 +366,6 @@ async def test_what_did_you_remember_lists_what_the_reply_used_and_what_was_forg
     alice = await seed_memory(h.memory, ALICE_ID, ["Has a dog named Biscuit", "Plays the cello"],
                               workContext="Runs a bakery")
     reply = await chat(h, ALICE, "What should I name my new dog, like Biscuit?")
-    cog: Any = h.memory_cog
 
     mine = make_interaction(ALICE)
     await run_message_menu(h.bot, mine, "What did you remember?", reply)
@@ -385,7 +384,8 @@ async def test_what_did_you_remember_lists_what_the_reply_used_and_what_was_forg
     await run_message_menu(h.bot, bob, "What did you remember?", reply)
     assert "someone else" in last_text(bob) and "bakery" not in str(calls(bob))
     own_message = make_interaction(ALICE)
-    await run_message_menu(h.bot, own_message, "What did you remember?", h.discord.message(h.discord.dm(ALICE), ALICE, "hi"))
+    not_mine = h.discord.message(h.discord.dm(ALICE), ALICE, "hi")
+    await run_message_menu(h.bot, own_message, "What did you remember?", not_mine)
     assert "isn't one of my replies" in last_text(own_message)
 
     await h.close()  # the record survives a restart, holds ids, never text

@@ -52,7 +52,8 @@ def test_place_of_every_kind_of_channel(harness: Harness) -> None:
     assert location_of(d.dm(alice), None).place == Place.dm()
     assert location_of(general, guild).place == Place.guild(guild.id)
     assert location_of(staff, guild).place == Place.channel(staff.id, guild.id)
-    assert location_of(d.thread(general), guild).place == Place.guild(guild.id)  # a public thread: its parent's audience
+    # a public thread: its parent's audience
+    assert location_of(d.thread(general), guild).place == Place.guild(guild.id)
     assert location_of(d.thread(staff), guild).place == Place.channel(staff.id, guild.id)
     private = d.thread(general, private=True)
     assert location_of(private, guild).place == Place.channel(private.id, guild.id)  # invited members only

@@ -115,7 +115,8 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     await first.execute("UPDATE memories SET updated_at = $1 WHERE user_id = $2", DAY, ALICE)
     await parts(one).storage.turns.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
                                                             text="secret-alice pending", at=DAY, turn_id="t1")])
-    await parts(one).storage.replies.record(ReplyRecord((777,), ALICE, ("workContext",), ("fact_0000aaaa",)), generation=0)
+    record = ReplyRecord((777,), ALICE, ("workContext",), ("fact_0000aaaa",))
+    await parts(one).storage.replies.record(record, generation=0)
     await parts(one).storage.privacy.update(ALICE, now, paused=True, fresh_until_resume=True)
     parts(one).storage.activity.note(ALICE, DAY)
     parts(one).storage.activity.note(BOB, now)

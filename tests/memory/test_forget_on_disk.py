@@ -124,7 +124,8 @@ async def test_a_turn_that_arrived_before_a_wipe_is_not_learned_after_it(
     await engine.service.ops.open()
     try:
         ticket = engine.service.learning.ticket(ALICE)  # the message arrives; the reply takes a while...
-        assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is False  # ...and the wipe is confirmed meanwhile
+        # ...and the wipe is confirmed meanwhile
+        assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is False
         kept = await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, SECRET)], ticket=ticket)
         assert kept is False
         await engine.settle()

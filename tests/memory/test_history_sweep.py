@@ -96,7 +96,8 @@ async def test_a_90_day_old_earlier_value_is_gone_from_the_bytes_and_the_export_
     assert await service.ops.sweep() == 0  # the daily sweep (Housekeeping runs it): nobody silent for a year
     assert b"divorce" not in await setup.stored_bytes()
     assert b"divorce" not in await service.user(ALICE).export()
-    assert (await service.user(ALICE).show()).user.personalContext.summary == "They moved to Lisbon and took up surfing."
+    memory = await service.user(ALICE).show()
+    assert memory.user.personalContext.summary == "They moved to Lisbon and took up surfing."
     assert await parts(service).storage.upkeep.due(NOW + timedelta(days=365)) == []  # nothing left to visit
 
 

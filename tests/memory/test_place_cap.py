@@ -99,7 +99,8 @@ async def test_a_document_already_past_the_cap_is_trimmed_at_its_next_model_save
         for n in range(300):
             stored.places[f"channel:{10_000 + n}"] = summaries_at(T0 + timedelta(minutes=n), f"Ticket {n} open")
         await parts(service).storage.memories.save(USER, stored)
-        assert len((await parts(service).storage.memories.load(USER)).places) == 300  # saved as it was: not a model save
+        stored = await parts(service).storage.memories.load(USER)
+        assert len(stored.places) == 300  # saved as it was: not a model save
 
         chat_server.enqueue(extraction(facts=[("Prefers email to phone calls", "preference")]))
         turn = Turn("user", USER, "ana", "please email me, do not call", datetime.now(UTC), "t1")

@@ -317,7 +317,8 @@ async def test_forget_and_export_work_across_places(engine: Engine, chat_server:
     ]
     assert exported["places"]["channel:8001"]["user"]["topOfMind"]["summary"] == "Wiki revamp"
     staff_fact = exported["facts"][1]["id"]
-    assert (await engine.service.user(ALICE).forget(ForgetFact(staff_fact))).facts == 1  # asked from anywhere, e.g. a DM
+    forgotten = await engine.service.user(ALICE).forget(ForgetFact(staff_fact))  # asked from anywhere, e.g. a DM
+    assert forgotten.facts == 1
     staff = await prompt_in(engine, STAFF_IN_A)
     assert "Runs the wiki" not in staff and "Wiki revamp" in staff  # one fact gone; summaries stay
     assert (await engine.service.user(ALICE).forget(ForgetEverything())).any_memory is True

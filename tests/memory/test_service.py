@@ -292,7 +292,8 @@ async def test_a_slow_journal_does_not_split_a_burst(tmp_path: Path, chat_server
     each journal append takes twice the debounce time."""
     chat_server.responder = echo_facts
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05)
-    parts(engine.service).storage.turns = SlowJournal(tmp_path / JOURNAL_NAME, parts(engine.service).storage.generations, delay=0.1)
+    storage = parts(engine.service).storage
+    storage.turns = SlowJournal(tmp_path / JOURNAL_NAME, storage.generations, delay=0.1)
     await engine.service.ops.open()
     key = ConversationKey(CHANNEL, ALICE)
     burst = [turn(ALICE, f"message {n}") for n in range(5)]
