@@ -31,8 +31,8 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def failure_summary(error: BaseException) -> str:
-    """`OSError: No space left on device (at cogs/memory/commands.py:120 in show)`: the type, the OS reason when there is
-    one, and the innermost frame in the project's own code. Exception text is left out (it may quote input)."""
+    """`OSError: No space left on device (at cogs/memory/commands.py:120 in show)`: the type, the OS reason when there
+    is one, and the innermost frame in the project's own code. Exception text is left out (it may quote input)."""
     reason = error.strerror if isinstance(error, OSError) and error.strerror else None
     where = None
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
