@@ -30,12 +30,13 @@ from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.files.journal import PARKED_RETENTION
 from bot.memory.drivers.interfaces import Claim, ClaimLost, PendingTurn, Stale
 from bot.memory.errors import ExtractionFailed
-from bot.memory.models import ConversationKey, IncomingMessage, Location, Turn
+from bot.memory.models import ConversationKey, IncomingMessage, Location, MemoryFile, Turn
 from bot.memory.parts.withdrawn import Withdrawn
 from bot.memory.parts.writer import MemoryWriter
-from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.pipeline.answer import ExtractionResult
+from bot.memory.pipeline.apply import ApplyReport, apply_extraction
 from bot.memory.pipeline.debouncer import Debouncer
-from bot.memory.pipeline.extractor import MemoryExtractor, memory_for_prompt
+from bot.memory.pipeline.extractor import Extraction, MemoryExtractor, memory_for_prompt
 from bot.memory.pipeline.filter import filter_messages
 from bot.memory.policy import MemoryPolicy
 from bot.memory.rules.places import extraction_view, merge_extraction_view
@@ -87,6 +88,34 @@ class LearningStats:
     facts_added: int = 0
     facts_held_back: int = 0  # by the write gate
     problems: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """A batch this process claimed: its turns, those the memory has not applied yet (`fresh`), and the memory
+    loaded for its extraction (the save edits the latest copy)."""
+
+    key: ConversationKey
+    generation: int
+    claim: Claim
+    memory: MemoryFile
+    turns: list[Turn]  # the claimed turns
+    applied: frozenset[str]  # ids of the turns the memory had applied already
+    fresh: list[Turn]
+    ids: list[str]  # ids of the claimed turns
+
+    @classmethod
+    def of(cls, key: ConversationKey, generation: int, claim: Claim, memory: MemoryFile) -> _Batch:
+        turns = list(claim.turns)
+        applied = frozenset(memory.appliedTurnIds)
+        fresh = [turn for turn in turns if turn.turn_id not in applied]
+        ids = [turn.turn_id for turn in turns if turn.turn_id]
+        return cls(key, generation, claim, memory, turns, applied, fresh, ids)
+
+    @property
+    def own_turns(self) -> list[Turn]:
+        """The fresh turns the user wrote: the only words facts may come from."""
+        return [turn for turn in self.fresh if turn.role == "user" and turn.author_id == self.key.user_id]
 
 
 def _requeue_marker(key: ConversationKey, turns: list[Turn]) -> str:
@@ -306,97 +335,148 @@ class Learning:
         turns = self.withdrawn.keep([turn for turn in turns if turn.generation == generation])
         if not turns:
             return
-        claim: Claim | None = None
+        batch = await self._claimed(key, turns, generation)
+        if batch is None:
+            return
+        if not any(turn.role == "user" for turn in batch.fresh):
+            await self._mark_done(key, batch.ids, batch.claim)
+            return
+        shown = extraction_view(batch.memory, key.place, self.policy.scope)
+        extraction = await self._extracted(batch, shown)
+        if extraction is None:
+            return
+        self._count_usage(key, extraction)
+        author = self._author(batch, shown)
+        held = GateReport()
+        report = await self._saved(batch, extraction.result, author, held)
+        if report is None:
+            return
+        self._note_saved(batch, report, held)
+        if batch.claim.owner is None:  # a leased claim was settled by the save itself
+            await self._mark_done(key, batch.ids, batch.claim)
+
+    async def _claimed(self, key: ConversationKey, turns: list[Turn], generation: int) -> _Batch | None:
+        """Claim the turns and load the memory they are extracted against; None when no turn could be claimed or
+        the storage is unreachable (then nothing changed, and the batch is tried again later)."""
         try:
             claim = await self.storage.turns.claim(key, turns)
             if not claim.turns:  # settled, forgotten or being extracted by another process
-                return
+                return None
             turns = list(claim.turns)
             memory = await self.storage.memories.load(key.user_id)
         except OSError as error:  # the storage is unreachable: nothing changed, try again later
             self._requeue(key, turns, f"storage unavailable: {error.strerror or error}")
-            return
-        applied = set(memory.appliedTurnIds)
-        fresh = [turn for turn in turns if turn.turn_id not in applied]
-        ids = [turn.turn_id for turn in turns if turn.turn_id]
-        if not any(turn.role == "user" for turn in fresh):
-            await self._mark_done(key, ids, claim)
-            return
-        shown = extraction_view(memory, key.place, self.policy.scope)
+            return None
+        return _Batch.of(key, generation, claim, memory)
+
+    async def _extracted(self, batch: _Batch, shown: MemoryFile) -> Extraction | None:
+        """The model's extraction of the batch's fresh turns, shown `shown`; None when it failed (the batch is then
+        tried again, parked or given up)."""
+        key = batch.key
         try:
-            extraction = await self.extractor.extract(
-                shown, fresh, user_id=key.user_id, now=self.clock(), label=key.label()
+            return await self.extractor.extract(
+                shown, batch.fresh, user_id=key.user_id, now=self.clock(), label=key.label()
             )
         except ExtractionFailed as error:
-            if await self._parked_after_failure(key, turns, ids, error):
-                return
+            if await self._parked_after_failure(key, batch.turns, batch.ids, error):
+                return None
             if error.transient:  # the endpoint is down or overloaded: try again after another quiet period
-                self._requeue(key, turns, error.reason)
+                self._requeue(key, batch.turns, error.reason)
             else:
-                self._give_up(key, turns, error.reason)
-            return
+                self._give_up(key, batch.turns, error.reason)
+            return None
+
+    def _count_usage(self, key: ConversationKey, extraction: Extraction) -> None:
         self.storage.usage.add(
             "extraction", user_id=key.user_id, guild_id=key.place.guild_id if key.place.kind != "dm" else None,
             tokens=extraction.prompt_tokens + extraction.completion_tokens, estimated=extraction.estimated,
             now=self.clock(),
         )
-        own_words = [turn.text for turn in fresh if turn.role == "user" and turn.author_id == key.user_id]
-        author = ModelAuthor(
+
+    def _author(self, batch: _Batch, shown: MemoryFile) -> ModelAuthor:
+        """The write gate's view of the batch: its place, and what the model may take identifiers and sensitive
+        data from (the user's own words, the memory it was shown, what the user asked to remember)."""
+        key = batch.key
+        own_words = [turn.text for turn in batch.own_turns]
+        return ModelAuthor(
             key.place, self.policy.scope, self.clock(),
             grounding="\n".join([*own_words, json.dumps(memory_for_prompt(shown), ensure_ascii=False)]),
-            requests=requests_in(fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
+            requests=requests_in(batch.fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
         )
-        held = GateReport()
-        sources = user_message_ids(fresh, key.user_id)
+
+    async def _saved(
+        self, batch: _Batch, result: ExtractionResult, author: ModelAuthor, held: GateReport
+    ) -> ApplyReport | None:
+        """Apply the extraction through the writer (the gate's holds added to `held`); None when the save was
+        discarded (a forget, pause or lost claim meanwhile) or failed (the batch is tried again)."""
+        key = batch.key
+        sources = user_message_ids(batch.fresh, key.user_id)
         try:
             async with self.writer.change(
-                key.user_id, author, generation=generation, settles=claim, report=held, sources=(key.place, sources)
+                key.user_id, author, generation=batch.generation, settles=batch.claim, report=held,
+                sources=(key.place, sources),
             ) as draft:
-                if any(map(self.withdrawn.covers, turns)):
-                    raise ClaimLost("a message of the batch was deleted or edited meanwhile")
-                before = snapshot(draft)
-                view = extraction_view(draft, key.place, self.policy.scope)
-                # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
-                report = await self._off_loop(
-                    apply_extraction,
-                    view,
-                    extraction.result,
-                    now=author.now,
-                    min_confidence=self.policy.min_confidence,
-                    max_facts=self.policy.max_facts,
-                    duplicate_similarity=self.policy.duplicate_similarity,
-                    source=f"conversation:{key.conversation_id}",
-                    turns=[turn for turn in fresh if turn.role == "user" and turn.author_id == key.user_id],
-                )
-                merge_extraction_view(draft, view, key.place, self.policy.scope)
-                stamp(before, draft, sources)
-                new_ids = [turn_id for turn_id in ids if turn_id not in applied]
-                if new_ids:
-                    draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
+                return await self._apply_to(draft, batch, result, author.now, sources)
         except (Stale, ClaimLost) as lost:
-            self.stats.batches_discarded += 1
-            why = "the user forgot or paused" if isinstance(lost, Stale) else "turns were deleted, forgotten or taken"
-            log.info("memory update for %s discarded: %s meanwhile", key.label(), why)
-            if isinstance(lost, ClaimLost) and self.storage.generations.current(key.user_id) == generation:
-                self.debouncer.add(key, self.withdrawn.keep(turns), first=True)  # the rest, claimed again
-            return
+            self._discarded(batch, lost)
+            return None
         except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
-            self._requeue(key, turns, f"could not save: {error.strerror or type(error).__name__}")
-            return
+            self._requeue(key, batch.turns, f"could not save: {error.strerror or type(error).__name__}")
+            return None
+
+    async def _apply_to(
+        self, draft: MemoryFile, batch: _Batch, result: ExtractionResult, now: datetime, sources: list[str]
+    ) -> ApplyReport:
+        """Apply the extraction to the part of `draft` the batch's place may use, stamp the new facts' sources and
+        record the batch's turns as applied; `ClaimLost` when one of its messages was withdrawn meanwhile."""
+        key = batch.key
+        if any(map(self.withdrawn.covers, batch.turns)):
+            raise ClaimLost("a message of the batch was deleted or edited meanwhile")
+        before = snapshot(draft)
+        view = extraction_view(draft, key.place, self.policy.scope)
+        # Off the loop: comparing new facts with a full memory is CPU work no reply should wait for.
+        report: ApplyReport = await self._off_loop(
+            apply_extraction,
+            view,
+            result,
+            now=now,
+            min_confidence=self.policy.min_confidence,
+            max_facts=self.policy.max_facts,
+            duplicate_similarity=self.policy.duplicate_similarity,
+            source=f"conversation:{key.conversation_id}",
+            turns=batch.own_turns,
+        )
+        merge_extraction_view(draft, view, key.place, self.policy.scope)
+        stamp(before, draft, sources)
+        new_ids = [turn_id for turn_id in batch.ids if turn_id not in batch.applied]
+        if new_ids:
+            draft.appliedTurnIds = (draft.appliedTurnIds + new_ids)[-APPLIED_IDS_KEPT:]
+        return report
+
+    def _discarded(self, batch: _Batch, lost: Stale | ClaimLost) -> None:
+        """An extraction thrown away unsaved. After a lost claim (not a forget) the batch's remaining turns are
+        claimed again."""
+        key = batch.key
+        self.stats.batches_discarded += 1
+        why = "the user forgot or paused" if isinstance(lost, Stale) else "turns were deleted, forgotten or taken"
+        log.info("memory update for %s discarded: %s meanwhile", key.label(), why)
+        if isinstance(lost, ClaimLost) and self.storage.generations.current(key.user_id) == batch.generation:
+            self.debouncer.add(key, self.withdrawn.keep(batch.turns), first=True)  # the rest, claimed again
+
+    def _note_saved(self, batch: _Batch, report: ApplyReport, held: GateReport) -> None:
+        key = batch.key
         self.stats.batches_saved += 1
         self.stats.facts_added += report.facts_added
         self.stats.facts_held_back += held.held_back()
-        self._requeues.pop(_requeue_marker(key, turns), None)
+        self._requeues.pop(_requeue_marker(key, batch.turns), None)
         log.info(
             "memory updated for %s: %d turns, %d sections, +%d facts, %d confirmed, %d closed, -%d removed, "
             "%d below threshold, %d refused, %d evicted, %d held back by the gate (%d withheld)",
-            key.label(), len(fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
+            key.label(), len(batch.fresh), report.sections_updated, report.facts_added, report.facts_confirmed,
             report.facts_closed, report.facts_removed, report.facts_below_threshold, report.facts_refused,
             report.facts_evicted,
             held.held_back(), held.withheld,
         )
-        if claim.owner is None:  # a leased claim was settled by the save itself
-            await self._mark_done(key, ids, claim)
 
     def _requeue(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
         """A transient failure changed nothing; try the batch again after another quiet period, a few times,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
@@ -166,82 +166,28 @@ def apply_extraction(
     """Apply `result` to `memory` in place and report what changed. `turns` are the user's own turns of the batch:
     their times date the new facts (`observedAt`, and the day relative time words count from)."""
     report = ApplyReport()
-    stamp = iso(now)
     latest = max((turn.at for turn in turns), default=now)
-    said_words = [(turn.at, frozenset(analyze(normalise(turn.text)))) for turn in turns]
-
-    for name, update in result.section_updates():
-        text = update.summary.strip()[:MAX_SUMMARY_CHARS]
-        if not update.shouldUpdate or not text or rejection_reason(text):
-            continue
-        text = resolved(text, _day(latest))[0][:MAX_SUMMARY_CHARS]
-        section = memory.section(name)
-        if section.summary != text:
-            section.replace(text, now)
-            report.sections_updated += 1
-
-    to_remove = set(result.factsToRemove) | {fact_id for new in result.newFacts for fact_id in new.replaces}
+    report.sections_updated = _update_summaries(memory, result, now, _day(latest))
     before = list(memory.facts)
-    taken = {fact.id for fact in before}
-    removed = [fact for fact in before if fact.id in to_remove and not fact.user_owned and not fact.closed]
+    removed = _removable(before, result)
     memory.facts = [fact for fact in before if not any(fact is gone for gone in removed)]
-    stored: list[_Stored] = []
-    dropped: list[tuple[NewFact, str]] = []  # not stored: removals they would replace are taken back below
-
+    intake = _Intake(
+        memory,
+        report,
+        stamp=iso(now),
+        source=source,
+        min_confidence=min_confidence,
+        duplicate_similarity=duplicate_similarity,
+        latest=latest,
+        said_words=[(turn.at, frozenset(analyze(normalise(turn.text)))) for turn in turns],
+        taken={fact.id for fact in before},
+    )
     for candidate in result.newFacts:
-        content = candidate.content[:MAX_FACT_CHARS].strip()
-        if not content:
-            continue
-        said = _said_at(content, said_words, latest)
-        content, event = dated(content, _day(said), when=candidate.when, model_date=candidate.eventDate)
-        content = content[:MAX_FACT_CHARS]
-        if candidate.confidence < min_confidence:
-            report.facts_below_threshold += 1
-            dropped.append((candidate, content))
-            continue
-        if rejection_reason(content):
-            report.facts_refused += 1
-            dropped.append((candidate, content))
-            continue
-        existing = _closest(memory.live_facts(), content, duplicate_similarity)
-        if existing is not None:
-            existing.confidence = max(existing.confidence, candidate.confidence)
-            existing.lastConfirmedAt = stamp
-            if _adds_detail(existing.content, content):
-                existing.content = content  # merge: keep the id, take the more detailed wording
-            existing.eventDate = existing.eventDate or event
-            stored.append(_Stored(candidate, existing, iso(said), added=False))
-            report.facts_confirmed += 1
-            continue
-        fact = Fact(
-            id=_unused_id(taken),
-            content=content,
-            category=candidate.category,
-            confidence=candidate.confidence,
-            createdAt=stamp,
-            source=source,
-            lastConfirmedAt=stamp,
-            observedAt=iso(said),
-            eventDate=event,
-        )
-        if candidate.sensitive is not None:
-            setattr(fact, "sensitive", candidate.sensitive)  # noqa: B010 (an extra field, kept with the fact)
-        memory.facts.append(fact)
-        stored.append(_Stored(candidate, fact, iso(said)))
-        report.facts_added += 1
-
-    deleted = []
-    for old in removed:
-        outcome = _replacement(old, stored, dropped)
-        if isinstance(outcome, _Stored):
-            old.close(valid_to=outcome.said, superseded_by=outcome.fact.id)
-            report.facts_closed += 1
-        elif outcome == "retracted":
-            deleted.append(old)
+        intake.take(candidate)
+    deleted = _settle_removals(removed, intake.stored, intake.dropped, report)
     fresh = memory.facts[len(before) - len(removed):]
     memory.facts = [fact for fact in before if not any(fact is gone for gone in deleted)] + fresh
     report.facts_removed = len(deleted)
-
     report.facts_evicted = evict_overflow(memory, max_facts)
     return report
 
@@ -254,6 +200,117 @@ class _Stored:
     fact: Fact
     said: str
     added: bool = True
+
+
+def _update_summaries(memory: MemoryFile, result: ExtractionResult, now: datetime, said_on: date) -> int:
+    """Overwrite each section the model asked to update with its new text (capped, refused by the poisoning guard
+    when it must be, its relative time words resolved against `said_on`); returns how many changed."""
+    updated = 0
+    for name, update in result.section_updates():
+        text = update.summary.strip()[:MAX_SUMMARY_CHARS]
+        if not update.shouldUpdate or not text or rejection_reason(text):
+            continue
+        text = resolved(text, said_on)[0][:MAX_SUMMARY_CHARS]
+        section = memory.section(name)
+        if section.summary != text:
+            section.replace(text, now)
+            updated += 1
+    return updated
+
+
+def _removable(facts: list[Fact], result: ExtractionResult) -> list[Fact]:
+    """The facts the model removes or replaces that it may: open ones the user did not write."""
+    to_remove = set(result.factsToRemove) | {fact_id for new in result.newFacts for fact_id in new.replaces}
+    return [fact for fact in facts if fact.id in to_remove and not fact.user_owned and not fact.closed]
+
+
+def _settle_removals(
+    removed: list[Fact], stored: list[_Stored], dropped: list[tuple[NewFact, str]], report: ApplyReport
+) -> list[Fact]:
+    """Close each removed fact its stored replacement stands for; returns those nothing replaces (retracted, to be
+    deleted). The rest stay as they were."""
+    deleted = []
+    for old in removed:
+        outcome = _replacement(old, stored, dropped)
+        if isinstance(outcome, _Stored):
+            old.close(valid_to=outcome.said, superseded_by=outcome.fact.id)
+            report.facts_closed += 1
+        elif outcome == "retracted":
+            deleted.append(old)
+    return deleted
+
+
+@dataclass(slots=True)
+class _Intake:
+    """Takes the extraction's new facts into `memory` one by one: each is dated, checked against the threshold and
+    the poisoning guard, then confirms its near duplicate or is added. Keeps what was stored, and what was not
+    (with its dated text), for the removals they would replace."""
+
+    memory: MemoryFile
+    report: ApplyReport
+    stamp: str
+    source: str
+    min_confidence: float
+    duplicate_similarity: float
+    latest: datetime  # the batch's latest turn: when a fact was said if no turn says it
+    said_words: list[tuple[datetime, frozenset[str]]]  # each of the user's turns: its time and words
+    taken: set[str]  # fact ids in use
+    stored: list[_Stored] = field(default_factory=list)
+    dropped: list[tuple[NewFact, str]] = field(default_factory=list)
+
+    def take(self, candidate: NewFact) -> None:
+        content = candidate.content[:MAX_FACT_CHARS].strip()
+        if not content:
+            return
+        said = _said_at(content, self.said_words, self.latest)
+        content, event = dated(content, _day(said), when=candidate.when, model_date=candidate.eventDate)
+        content = content[:MAX_FACT_CHARS]
+        if not self._admissible(candidate, content):
+            self.dropped.append((candidate, content))
+            return
+        existing = _closest(self.memory.live_facts(), content, self.duplicate_similarity)
+        if existing is not None:
+            self._confirm(existing, candidate, content, event, said)
+        else:
+            self._add(candidate, content, event, said)
+
+    def _admissible(self, candidate: NewFact, content: str) -> bool:
+        """Confident enough and not refused by the poisoning guard; counts the reason when not."""
+        if candidate.confidence < self.min_confidence:
+            self.report.facts_below_threshold += 1
+            return False
+        if rejection_reason(content):
+            self.report.facts_refused += 1
+            return False
+        return True
+
+    def _confirm(self, existing: Fact, candidate: NewFact, content: str, event: str, said: datetime) -> None:
+        """A near duplicate confirms the stored fact instead of adding a copy."""
+        existing.confidence = max(existing.confidence, candidate.confidence)
+        existing.lastConfirmedAt = self.stamp
+        if _adds_detail(existing.content, content):
+            existing.content = content  # merge: keep the id, take the more detailed wording
+        existing.eventDate = existing.eventDate or event
+        self.stored.append(_Stored(candidate, existing, iso(said), added=False))
+        self.report.facts_confirmed += 1
+
+    def _add(self, candidate: NewFact, content: str, event: str, said: datetime) -> None:
+        fact = Fact(
+            id=_unused_id(self.taken),
+            content=content,
+            category=candidate.category,
+            confidence=candidate.confidence,
+            createdAt=self.stamp,
+            source=self.source,
+            lastConfirmedAt=self.stamp,
+            observedAt=iso(said),
+            eventDate=event,
+        )
+        if candidate.sensitive is not None:
+            setattr(fact, "sensitive", candidate.sensitive)  # noqa: B010 (an extra field, kept with the fact)
+        self.memory.facts.append(fact)
+        self.stored.append(_Stored(candidate, fact, iso(said)))
+        self.report.facts_added += 1
 
 
 def _replacement(old: Fact, stored: list[_Stored], dropped: list[tuple[NewFact, str]]) -> _Stored | str:

@@ -182,41 +182,84 @@ _EN = re.compile(
 )
 
 
+_Reading = Callable[[re.Match[str], date, bool], EventDate]
+
+
+def _days_away(days: int) -> _Reading:
+    """Reads a fixed day relative to the day said ("tomorrow": 1)."""
+
+    def read(match: re.Match[str], said: date, past: bool) -> EventDate:
+        return EventDate(said + timedelta(days=days), "day")
+
+    return read
+
+
+def _after_next(match: re.Match[str], said: date, past: bool) -> EventDate:
+    return _span(said, 2, match.group("an_unit").lower())
+
+
+def _named_weekday(match: re.Match[str], said: date, past: bool) -> EventDate:
+    how = " ".join(match.group("dow_how").lower().split())
+    how = {"this coming": "coming", "this past": "last"}.get(how, how)
+    return EventDate(_weekday(said, _DAYS.index(match.group("dow").lower()), how, past), "day")
+
+
+def _weekday_next_week(match: re.Match[str], said: date, past: bool) -> EventDate:
+    return EventDate(_weekday(said, _DAYS.index(match.group("dow_nw").lower()), "next", past), "day")
+
+
+def _counted(prefix: str, sign: int) -> _Reading:
+    """Reads "in two weeks" (`in`), "two weeks from now" (`fn`) or "two weeks ago" (`ago`, sign -1)."""
+
+    def read(match: re.Match[str], said: date, past: bool) -> EventDate:
+        return _shift(said, sign * _number(match.group(f"{prefix}_n")), match.group(f"{prefix}_unit").lower())
+
+    return read
+
+
+def _relative_span(match: re.Match[str], said: date, past: bool) -> EventDate:
+    how = " ".join(match.group("span_how").lower().split())
+    offset = {"next": 1, "this": 0}.get(how, -1)
+    return _span(said, offset, match.group("span").lower())
+
+
+def _relative_month(match: re.Match[str], said: date, past: bool) -> EventDate:
+    return _named_month(said, _MONTHS.index(match.group("month").lower()) + 1, match.group("m_how").lower())
+
+
+def _bare_month(match: re.Match[str], said: date, past: bool) -> EventDate:
+    """A month named alone, by the tense: "moved in January" is the last one, "starts in September" the next."""
+    month = _MONTHS.index(match.group("in_month").lower()) + 1
+    year = said.year
+    if month != said.month and (month > said.month) == past:
+        year += -1 if past else 1
+    return EventDate(date(year, month, 1), "month")
+
+
+# Each alternative of `_EN` by the group that names it, in the pattern's order, with how to read its date.
+_EN_READINGS: tuple[tuple[str, _Reading], ...] = (
+    ("plus2", _days_away(2)),
+    ("minus2", _days_away(-2)),
+    ("after_next", _after_next),
+    ("today", _days_away(0)),
+    ("tomorrow", _days_away(1)),
+    ("yesterday", _days_away(-1)),
+    ("dow", _named_weekday),
+    ("dow_nw", _weekday_next_week),
+    ("in_n", _counted("in", 1)),
+    ("fn_n", _counted("fn", 1)),
+    ("ago_n", _counted("ago", -1)),
+    ("span", _relative_span),
+    ("month", _relative_month),
+    ("in_month", _bare_month),
+)
+
+
 def _en_value(match: re.Match[str], said: date, past: bool) -> EventDate | None:
-    group = match.group
-    if group("plus2"):
-        return EventDate(said + timedelta(days=2), "day")
-    if group("minus2"):
-        return EventDate(said - timedelta(days=2), "day")
-    if group("after_next"):
-        return _span(said, 2, group("an_unit").lower())
-    if group("today"):
-        return EventDate(said, "day")
-    if group("tomorrow"):
-        return EventDate(said + timedelta(days=1), "day")
-    if group("yesterday"):
-        return EventDate(said - timedelta(days=1), "day")
-    if group("dow"):
-        how = " ".join(group("dow_how").lower().split())
-        how = {"this coming": "coming", "this past": "last"}.get(how, how)
-        return EventDate(_weekday(said, _DAYS.index(group("dow").lower()), how, past), "day")
-    if group("dow_nw"):
-        return EventDate(_weekday(said, _DAYS.index(group("dow_nw").lower()), "next", past), "day")
-    for prefix, sign in (("in", 1), ("fn", 1), ("ago", -1)):
-        if group(f"{prefix}_n"):
-            return _shift(said, sign * _number(group(f"{prefix}_n")), group(f"{prefix}_unit").lower())
-    if group("span"):
-        how = " ".join(group("span_how").lower().split())
-        offset = {"next": 1, "this": 0}.get(how, -1)
-        return _span(said, offset, group("span").lower())
-    if group("month"):
-        return _named_month(said, _MONTHS.index(group("month").lower()) + 1, group("m_how").lower())
-    if group("in_month"):  # "moved in January" (the last one), "starts in September" (the next one)
-        month = _MONTHS.index(group("in_month").lower()) + 1
-        year = said.year
-        if month != said.month and (month > said.month) == past:
-            year += -1 if past else 1
-        return EventDate(date(year, month, 1), "month")
+    """The date an English expression stands for, read by the alternative of `_EN` it matched."""
+    for group, read in _EN_READINGS:
+        if match.group(group):
+            return read(match, said, past)
     return None
 
 

@@ -271,29 +271,55 @@ def _postal(text: str, label_start: int) -> bool:
 
 
 def _passwords(text: str) -> list[Finding]:
-    found: list[Finding] = []
+    """Passwords, PINs and codes given as such, each way of giving one in turn."""
     if not _PASSWORD_HINT.search(text):  # most texts name none of these: skip the costlier patterns
-        return found
+        return []
+    return [
+        *_named_then_given(text),
+        *_given_in_a_phrase(text),
+        *_plain_codes(text),
+        *(Finding(PASSWORD, *match.span(1)) for match in _CJK_PASSWORD.finditer(text)),
+        *_password_shaped_around_a_name(text),
+    ]
+
+
+def _named_then_given(text: str) -> list[Finding]:
+    """"My password is ...", "PIN: ...": a value after the name, unless it is no value or a postal code."""
+    found: list[Finding] = []
     for match in _PASSWORD_GIVEN.finditer(text):
         if match.group("digits") and _postal(text, match.start("digits")):
             continue
         span = _given_value(text, match)
         if span is not None:
             found.append(Finding(PASSWORD, *span))
+    return found
+
+
+def _given_in_a_phrase(text: str) -> list[Finding]:
+    """Recovery phrases and backup codes after their name, unless what follows is no value ("is lost")."""
+    found: list[Finding] = []
     for match in _PHRASE_GIVEN.finditer(text):
         value = match.group(1).strip()
         if value.split()[0].lower() not in _NOT_A_VALUE or value[:1] in "'\"“":
             found.append(Finding(PASSWORD, match.start(1), match.end(1)))
-    for match in _CODE_PLAIN.finditer(text):
-        if not _postal(text, match.start()):
-            found.append(Finding(PASSWORD, *match.span(1)))
-    for match in _CJK_PASSWORD.finditer(text):
-        found.append(Finding(PASSWORD, *match.span(1)))
-    for pattern in (_PASSWORD_BEFORE, _PASSWORD_PLAIN):
-        for match in pattern.finditer(text):
-            if _password_shaped(match.group(1)):
-                found.append(Finding(PASSWORD, *match.span(1)))
     return found
+
+
+def _plain_codes(text: str) -> list[Finding]:
+    """"PIN code 7742", "cvv 319": digits right after a code's name, unless a postal code."""
+    return [
+        Finding(PASSWORD, *match.span(1)) for match in _CODE_PLAIN.finditer(text) if not _postal(text, match.start())
+    ]
+
+
+def _password_shaped_around_a_name(text: str) -> list[Finding]:
+    """"hunter2 is my password", "with password Bluebird!7": no verb gives the value, so it must look like one."""
+    return [
+        Finding(PASSWORD, *match.span(1))
+        for pattern in (_PASSWORD_BEFORE, _PASSWORD_PLAIN)
+        for match in pattern.finditer(text)
+        if _password_shaped(match.group(1))
+    ]
 
 
 def _cards_in(groups: list[re.Match[str]]) -> list[Finding]:

@@ -98,47 +98,85 @@ def admit(before: MemoryFile, after: MemoryFile, author: Author) -> GateReport:
 
 
 def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, report: GateReport) -> None:
+    """Settle each stored fact against the model's version of it, then take the model's new facts as the place's
+    own; the stored facts keep their order, the new ones follow."""
     reading = reader(author.place, author.scope)
-    own = author.place.key
     stamp = iso(author.now)
-    previous = {fact.id: fact for fact in before.facts}
     changed = {fact.id: fact for fact in after.facts}
     kept: list[Fact] = []
     for old in before.facts:
-        new = changed.get(old.id)
-        usable = may_use(reading, old.place, shared=old.shared)
-        if old.closed or not usable:  # history, and what the place may not use, are the model's to read at most
-            if new is None or new.model_dump() != old.model_dump():
-                report.restored += 1
-            kept.append(old)
-        elif new is None:  # removed by the model: only what the place may use, never what the user wrote
-            if old.user_owned:
-                report.restored += 1
-                kept.append(old)
-        elif old.user_owned or old.place != own or old.shared:
-            confirmed = old.model_copy(
-                update={
-                    "confidence": max(old.confidence, new.confidence),
-                    "lastConfirmedAt": max(old.lastConfirmedAt, new.lastConfirmedAt),
-                }
-            )
-            if new.closed and old.user_owned:  # only the user closes what the user wrote
-                report.restored += 1
-            elif new.closed:  # a later statement replaced a fact the place may use: it becomes history
-                confirmed.close(valid_to=new.validTo, superseded_by=new.supersededBy)
-            set_sources(confirmed, sources_of(new))  # confirmed by the batch: its messages count too
-            kept.append(confirmed)
-            if (new.content, new.category) != (old.content, old.category):
-                if old.user_owned:
-                    report.restored += 1
-                else:
-                    kept.append(_own_copy(new, author, stamp, original=old))
-                    report.split += 1
-        else:  # the place's own fact: the model may reword it, not move, share or claim it
-            kept.append(new.model_copy(update={"place": old.place, "shared": old.shared, "origin": old.origin}))
+        kept += _settled(old, changed.get(old.id), reading, author, stamp, report)
+    previous = {fact.id: fact for fact in before.facts}
+    renamed = _take_new_facts(after.facts, previous, author.place.key, kept)
+    _follow_renames(kept, previous, renamed)
+    after.facts = kept
+
+
+def _settled(
+    old: Fact, new: Fact | None, reading: Place, author: ModelAuthor, stamp: str, report: GateReport
+) -> list[Fact]:
+    """What a stored fact becomes given the model's version of it (`new`, None when the model removed it)."""
+    usable = may_use(reading, old.place, shared=old.shared)
+    if old.closed or not usable:  # history, and what the place may not use, are the model's to read at most
+        return [_untouched(old, new, report)]
+    if new is None:  # removed by the model: only what the place may use, never what the user wrote
+        return _removed(old, report)
+    if old.user_owned or old.place != author.place.key or old.shared:
+        return _wording_kept(old, new, author, stamp, report)
+    # The place's own fact: the model may reword it, not move, share or claim it.
+    return [new.model_copy(update={"place": old.place, "shared": old.shared, "origin": old.origin})]
+
+
+def _untouched(old: Fact, new: Fact | None, report: GateReport) -> Fact:
+    """A fact the model may only read, kept as it was (counted as restored when the model changed it)."""
+    if new is None or new.model_dump() != old.model_dump():
+        report.restored += 1
+    return old
+
+
+def _removed(old: Fact, report: GateReport) -> list[Fact]:
+    """A fact the model removed: gone, unless the user wrote it."""
+    if old.user_owned:
+        report.restored += 1
+        return [old]
+    return []
+
+
+def _wording_kept(old: Fact, new: Fact, author: ModelAuthor, stamp: str, report: GateReport) -> list[Fact]:
+    """A fact the user wrote, of another place, or shared: at most confirmed (and closed, unless the user wrote
+    it); a new wording is refused for the user's fact, and stored as the place's own fact for the others."""
+    kept = [_confirmed(old, new, report)]
+    if (new.content, new.category) != (old.content, old.category):
+        if old.user_owned:
+            report.restored += 1
+        else:
+            kept.append(_own_copy(new, author, stamp, original=old))
+            report.split += 1
+    return kept
+
+
+def _confirmed(old: Fact, new: Fact, report: GateReport) -> Fact:
+    """`old` with the confidence, confirmation time, closure and sources the model's version adds to it."""
+    confirmed = old.model_copy(
+        update={
+            "confidence": max(old.confidence, new.confidence),
+            "lastConfirmedAt": max(old.lastConfirmedAt, new.lastConfirmedAt),
+        }
+    )
+    if new.closed and old.user_owned:  # only the user closes what the user wrote
+        report.restored += 1
+    elif new.closed:  # a later statement replaced a fact the place may use: it becomes history
+        confirmed.close(valid_to=new.validTo, superseded_by=new.supersededBy)
+    set_sources(confirmed, sources_of(new))  # confirmed by the batch: its messages count too
+    return confirmed
+
+
+def _take_new_facts(facts: list[Fact], previous: dict[str, Fact], own: str, kept: list[Fact]) -> dict[str, str]:
+    """Append the facts the model added to `kept`, as open, unshared facts of place `own` under ids not taken yet;
+    returns the ids changed on the way (the model's id -> the stored one)."""
     taken = {fact.id for fact in kept}
     renamed: dict[str, str] = {}
-    for fact in after.facts:
+    for fact in facts:
         if fact.id in previous:
             continue
         fresh = fact.model_copy(update={"place": own, "shared": False, "origin": "", "validTo": "", "supersededBy": ""})
@@ -148,11 +186,15 @@ def _place_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, repo
             renamed[fact.id] = fresh.id
         taken.add(fresh.id)
         kept.append(fresh)
-    for fact in kept:  # a fact this change closed names its replacement by the replacement's final id
+    return renamed
+
+
+def _follow_renames(kept: list[Fact], previous: dict[str, Fact], renamed: dict[str, str]) -> None:
+    """A fact this change closed names its replacement by the replacement's final id."""
+    for fact in kept:
         earlier = previous.get(fact.id)
         if fact.supersededBy in renamed and earlier is not None and not earlier.closed:
             fact.supersededBy = renamed[fact.supersededBy]
-    after.facts = kept
 
 
 def _own_copy(wording: Fact, author: ModelAuthor, stamp: str, *, original: Fact) -> Fact:

@@ -171,47 +171,59 @@ class Journal:
         return list(self._live.values())
 
     def _apply(self, record: dict[str, Any]) -> None:
+        """Replay one record into RAM; an unreadable one raises (`replay` keeps it aside), an unknown op changes
+        nothing."""
         op = record["op"]
         if op == "turn":
-            key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
-            turn = Turn.from_json(self._codec.open_json(key.user_id, "turn", record["turn"]))
-            # The generation is not written: a replayed turn continues under its user's current one (see
-            # `FileGenerations`), a turn appended now already carries it.
-            turn = dataclasses.replace(turn, generation=self.generations.current(key.user_id))
-            turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
-            self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
-            self._in_file.add(key.user_id)
+            self._apply_turn(record)
             return
         user = int(record["user"])
         if op == "purge":
-            mine = [live_key for live_key in [*self._live, *self._parked] if live_key[0] == user]
-            for gone in mine:
-                self._drop(gone)
-            self._dead += len(mine) + 1
+            self._apply_purge(user)
             return
-        turn_ids = record["turnIds"]
-        if not isinstance(turn_ids, list):
-            raise TypeError("turnIds must be a list")
-        keys = [(user, str(turn_id)) for turn_id in turn_ids]
+        keys = _turn_keys(user, record["turnIds"])
         if op == "done":
-            for live_key in keys:
-                if live_key in self._live:
-                    self._drop(live_key)
-                    self._dead += 1
-            self._dead += 1
+            self._apply_done(keys)
         elif op == "failed":
-            permanent = bool(record["permanent"])
-            for live_key in keys:
-                if live_key in self._live:
-                    counts = self._failures.setdefault(live_key, Failures())
-                    counts.permanent += permanent
-                    counts.transient += not permanent
+            self._apply_failed(keys, permanent=bool(record["permanent"]))
         elif op == "parked":
-            at = str(record["at"])
-            datetime.fromisoformat(at)  # a record we could not expire is an unreadable one
-            for live_key in keys:
-                if live_key in self._live:
-                    self._parked[live_key] = _Parked(self._live.pop(live_key), at)
+            self._apply_parked(keys, str(record["at"]))
+
+    def _apply_turn(self, record: dict[str, Any]) -> None:
+        key = ConversationKey(int(record["conv"]), int(record["user"]), Place.from_json(record))
+        turn = Turn.from_json(self._codec.open_json(key.user_id, "turn", record["turn"]))
+        # The generation is not written: a replayed turn continues under its user's current one (see
+        # `FileGenerations`), a turn appended now already carries it.
+        turn = dataclasses.replace(turn, generation=self.generations.current(key.user_id))
+        turn_id = turn.turn_id or f"\0anonymous-{next(self._anonymous)}"
+        self._live[(key.user_id, turn_id)] = PendingTurn(key, turn)
+        self._in_file.add(key.user_id)
+
+    def _apply_purge(self, user: int) -> None:
+        mine = [live_key for live_key in [*self._live, *self._parked] if live_key[0] == user]
+        for gone in mine:
+            self._drop(gone)
+        self._dead += len(mine) + 1
+
+    def _apply_done(self, keys: list[_LiveKey]) -> None:
+        for live_key in keys:
+            if live_key in self._live:
+                self._drop(live_key)
+                self._dead += 1
+        self._dead += 1
+
+    def _apply_failed(self, keys: list[_LiveKey], *, permanent: bool) -> None:
+        for live_key in keys:
+            if live_key in self._live:
+                counts = self._failures.setdefault(live_key, Failures())
+                counts.permanent += permanent
+                counts.transient += not permanent
+
+    def _apply_parked(self, keys: list[_LiveKey], at: str) -> None:
+        datetime.fromisoformat(at)  # a record we could not expire is an unreadable one
+        for live_key in keys:
+            if live_key in self._live:
+                self._parked[live_key] = _Parked(self._live.pop(live_key), at)
 
     def _drop(self, live_key: _LiveKey) -> None:
         self._live.pop(live_key, None)
@@ -446,3 +458,10 @@ class Journal:
             for user in dropped:
                 await asyncio.to_thread(purge_user_from_copies, self.path, user)
         return dropped
+
+
+def _turn_keys(user: int, turn_ids: Any) -> list[_LiveKey]:
+    """The turns a record names, as (user, turn id); a record whose `turnIds` is no list is unreadable."""
+    if not isinstance(turn_ids, list):
+        raise TypeError("turnIds must be a list")
+    return [(user, str(turn_id)) for turn_id in turn_ids]

@@ -21,10 +21,10 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bot.memory.drivers.interfaces import LEDGER_RECENT, LedgerEntry
 from bot.memory.models import iso, utc_now
@@ -133,33 +133,50 @@ class FileLedger:
     # --- records -------------------------------------------------------------------------------------------
 
     def _apply(self, record: dict[str, Any]) -> None:
+        """Apply one record to RAM; an unreadable one (an unknown op among them) raises."""
         op = record["op"]
-        if op == "entry":
-            user, at = int(record["user"]), datetime.fromisoformat(str(record["at"]))
-            for message in _ids(record["ids"]):
-                self._put(message, LedgerEntry(user, str(record["place"]), at, bool(record["cited"])))
-        elif op == "cite":
-            user, at = int(record["user"]), datetime.fromisoformat(str(record["at"]))
-            for message in _ids(record["cited"]):
-                known = self._entries.get(message)
-                self._put(message, LedgerEntry(user, known.place if known else "", known.learned_at if known else at,
-                                               True))
-            for message in _ids(record["uncited"]):
-                known = self._entries.get(message)
-                if known is not None and known.user_id == user:
-                    self._put(message, LedgerEntry(user, known.place, known.learned_at, False))
-        elif op == "forget":
-            for message in list(self._by_user.get(int(record["user"]), ())):
-                self._remove(message)
-        elif op == "drop":
-            for message in _ids(record["ids"]):
-                self._remove(message)
-        elif op == "prune":
-            before = datetime.fromisoformat(str(record["before"]))
-            for message in [m for m, e in self._entries.items() if not e.cited and e.learned_at < before]:
-                self._remove(message)
-        else:
+        handler = self._APPLY.get(op) if isinstance(op, str) else None
+        if handler is None:
             raise ValueError(f"unknown op {op!r}")
+        handler(self, record)
+
+    def _apply_entry(self, record: dict[str, Any]) -> None:
+        user, at = int(record["user"]), datetime.fromisoformat(str(record["at"]))
+        for message in _ids(record["ids"]):
+            self._put(message, LedgerEntry(user, str(record["place"]), at, bool(record["cited"])))
+
+    def _apply_cite(self, record: dict[str, Any]) -> None:
+        """A message newly cited keeps where and when it was learned (unknown: no place, learned now); one no longer
+        cited is marked so only when it is this user's."""
+        user, at = int(record["user"]), datetime.fromisoformat(str(record["at"]))
+        for message in _ids(record["cited"]):
+            known = self._entries.get(message)
+            self._put(message, LedgerEntry(user, known.place if known else "", known.learned_at if known else at, True))
+        for message in _ids(record["uncited"]):
+            known = self._entries.get(message)
+            if known is not None and known.user_id == user:
+                self._put(message, LedgerEntry(user, known.place, known.learned_at, False))
+
+    def _apply_forget(self, record: dict[str, Any]) -> None:
+        for message in list(self._by_user.get(int(record["user"]), ())):
+            self._remove(message)
+
+    def _apply_drop(self, record: dict[str, Any]) -> None:
+        for message in _ids(record["ids"]):
+            self._remove(message)
+
+    def _apply_prune(self, record: dict[str, Any]) -> None:
+        before = datetime.fromisoformat(str(record["before"]))
+        for message in [m for m, e in self._entries.items() if not e.cited and e.learned_at < before]:
+            self._remove(message)
+
+    _APPLY: ClassVar[dict[str, Callable[[FileLedger, dict[str, Any]], None]]] = {
+        "entry": _apply_entry,
+        "cite": _apply_cite,
+        "forget": _apply_forget,
+        "drop": _apply_drop,
+        "prune": _apply_prune,
+    }
 
     def _put(self, message: str, entry: LedgerEntry) -> None:
         self._remove(message)
