@@ -219,11 +219,17 @@ async def test_work_from_before_a_forget_writes_nothing(storage: Storage) -> Non
     await storage.queue.add(KEY, [turn(1)])
     now = await generations.bump(USER)
     assert now == before + 1 == generations.current(USER)
-    with pytest.raises(Stale):
+    with pytest.raises(Stale) as memory_refused:
         async with storage.store.edit(USER, generation=before) as draft:
             draft.facts.append(long_fact(2))
-    with pytest.raises(Stale):
+    with pytest.raises(Stale) as turns_refused:
         await storage.queue.add(KEY, [turn(2)])  # its generation is the one before the forget
+    # One message on every backend: what was refused and whose, never its text.
+    assert str(memory_refused.value) == (
+        f"memory write of user {USER} refused: they forgot or paused since this work began"
+    )
+    assert (turns_refused.value.what, turns_refused.value.user_id) == ("pending turns", USER)
+    assert "message 2" not in str(turns_refused.value)
     await storage.queue.add(KEY, [dataclasses.replace(turn(3), generation=now)])
     await storage.queue.add(ConversationKey(1, OTHER), [turn(4, OTHER)])  # nobody else is affected
     assert [f.id for f in (await storage.store.load(USER)).facts] == [long_fact(1).id]
