@@ -58,7 +58,7 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
-from tests.support.engine import where_in
+from tests.support.engine import save_memory, where_in
 from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 500000000000000000
@@ -271,7 +271,7 @@ async def wait_for_settings(url: str, wanted: dict[str, str], timeout: float = 3
 
 async def seed_users(store: MemoryDocuments, users: Sequence[int]) -> None:
     for user in users:
-        await store.save(user, user_memory(user))
+        await save_memory(store, user, user_memory(user))
 
 
 # --- the reply path ------------------------------------------------------------------------------------------

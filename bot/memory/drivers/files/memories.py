@@ -184,12 +184,6 @@ class MemoryStore(DocumentStore):
         if generation is not None:
             self.generations.ensure_current("memory write", int(uid), generation)
 
-    async def save(self, user_id: int | str, memory: MemoryFile) -> None:
-        """Replace the user's whole memory (used by imports and tests; updates should use `edit`)."""
-        uid = validate_user_id(user_id)
-        async with self.lock_for(uid):
-            await self._save_locked(uid, memory)
-
     async def _save_locked(self, uid: str, memory: MemoryFile) -> None:
         path = self.folder / f"{uid}.json"
         await self.codec.ready(uid)

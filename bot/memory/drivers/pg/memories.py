@@ -156,16 +156,6 @@ class PostgresMemoryStore(DocumentStore):
         )
         return int(revision)
 
-    async def save(self, user_id: int | str, memory: MemoryFile) -> None:
-        uid = user_key(user_id)
-
-        async def work(conn: asyncpg.Connection) -> int:
-            await lock_user(conn, uid)
-            return await self._write(conn, uid, memory)
-
-        revision = await self.database.run(work)
-        self._remember(uid, revision, memory.model_copy(deep=True))
-
     async def delete(self, user_id: int | str) -> bool:
         """Delete the user's row (under their lock, so a concurrent edit elsewhere finishes first or sees none)."""
         uid = user_key(user_id)
