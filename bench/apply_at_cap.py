@@ -79,7 +79,8 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
             async def inline(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
                 return fn(*args, **kwargs)
             patches.enter_context(mock.patch.object(apply_module, "_closest", difflib_closest))
-            patches.enter_context(mock.patch.object(engine.service, "_off_loop", inline))
+            for part in (parts(engine.service).learning, parts(engine.service).recall):
+                patches.enter_context(mock.patch.object(part, "_off_loop", inline))
         await engine.service.ops.open()
         for uid in uids:
             await save_memory(engine.store, uid, memory_at_cap(100, seed=uid % 10_000))
