@@ -35,7 +35,7 @@ from bot.memory.pipeline.selector import FactIndex
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_load import LagMeter
 from tests.memory.test_service import make_engine
-from tests.support.engine import learn, parts, where_in
+from tests.support.engine import learn, parts, save_memory, where_in
 from tests.support.llm_server import ChatServer, Response, extraction
 
 TARGET_LAG_MS = 100.0
@@ -79,10 +79,11 @@ async def loop_lag(users: int, *, old_engine: bool) -> tuple[float, float]:
             async def inline(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
                 return fn(*args, **kwargs)
             patches.enter_context(mock.patch.object(apply_module, "_closest", difflib_closest))
-            patches.enter_context(mock.patch.object(engine.service, "_off_loop", inline))
+            for part in (parts(engine.service).learning, parts(engine.service).recall):
+                patches.enter_context(mock.patch.object(part, "_off_loop", inline))
         await engine.service.ops.open()
         for uid in uids:
-            await engine.store.save(uid, memory_at_cap(100, seed=uid % 10_000))
+            await save_memory(engine.store, uid, memory_at_cap(100, seed=uid % 10_000))
         try:
             with LagMeter() as lag:
                 for uid in uids:

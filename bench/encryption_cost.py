@@ -58,7 +58,7 @@ from bot.storage.pg.codec import PostgresCodec
 from bot.storage.pg.database import Database
 from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.memory.realistic import memory_at_cap
-from tests.support.engine import where_in
+from tests.support.engine import save_memory, where_in
 from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 600000000000000000
@@ -92,7 +92,7 @@ async def file_store(root: Path, users: Sequence[int], client: AsyncOpenAI, dura
         bundle = build_file_storage(data, durable=durable, encryption_key=key)
         await bundle.open()
         for user in users:
-            await bundle.memories.save(user, user_memory(user))
+            await save_memory(bundle.memories, user, user_memory(user))
         bundles[mode] = bundle
         codec = FileCodec(data, key, durable=durable, cache_size=1)
         uncached[mode] = MemoryStore(data / "memory", writer=AtomicWriter(durable=durable), cache_size=1, codec=codec)
@@ -116,7 +116,7 @@ async def postgres_store(server: PostgresServer, users: Sequence[int], client: A
         await bundle.open()
         stack.push_async_callback(bundle.close)
         for user in users:
-            await bundle.memories.save(user, user_memory(user))
+            await save_memory(bundle.memories, user, user_memory(user))
         bundles[mode] = bundle
         codec = PostgresCodec(database, key, lock_user=lock_user, data_tables=(), cache_size=1)
         uncached[mode] = PostgresMemoryStore(database, cache_size=1, codec=codec)

@@ -31,6 +31,7 @@ from bot.memory.models import MemoryFile, Place, PlaceMemory
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.rules.write_gate import ModelAuthor
 from tests.memory.realistic import memory_at_cap
+from tests.support.engine import save_memory
 
 USER = 312345678901234567
 GUILD = 7070
@@ -89,7 +90,7 @@ async def run(places: int, saves: int) -> tuple[Table, dict[str, Any]]:
         for name, limit in (("uncapped", 10**9), ("capped", cap)):
             bundle = build_file_storage(Path(tmp) / name, durable=False)
             await bundle.open()
-            await bundle.memories.save(USER, document(places))
+            await save_memory(bundle.memories, USER, document(places))
             bundles.append(bundle)
             writers[name] = MemoryWriter(bundle.memories, max_facts=100, max_places=limit)
         before = size(await bundles[0].memories.load(USER))

@@ -42,7 +42,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.render import render_memory
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy
-from tests.support.engine import file_service, parts, where_in
+from tests.support.engine import file_service, parts, save_memory, where_in
 
 USER_ID = 412345678901234567
 LLM_CALL_MS = 500.0
@@ -83,7 +83,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         await service.ops.open()
         store = parts(service).storage.memories
         assert isinstance(store, MemoryStore)
-        await store.save(USER_ID, build_memory(n_facts))
+        await save_memory(store, USER_ID, build_memory(n_facts))
         path = store.path_for(USER_ID)
         size_kb = path.stat().st_size / 1024
 

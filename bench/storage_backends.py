@@ -58,7 +58,7 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import AtomicWriter
 from bot.storage.pg.database import Database
 from tests.memory.realistic import memory_at_cap
-from tests.support.engine import where_in
+from tests.support.engine import parts, save_memory, where_in
 from tests.support.postgres import PostgresServer, PostgresUnavailable
 
 FIRST_USER = 500000000000000000
@@ -271,7 +271,7 @@ async def wait_for_settings(url: str, wanted: dict[str, str], timeout: float = 3
 
 async def seed_users(store: MemoryDocuments, users: Sequence[int]) -> None:
     for user in users:
-        await store.save(user, user_memory(user))
+        await save_memory(store, user, user_memory(user))
 
 
 # --- the reply path ------------------------------------------------------------------------------------------
@@ -335,7 +335,7 @@ async def reply_path(url: str, root: Path, users: Sequence[int], reps: int) -> d
                                                     warmup=PROMPT_WARMUP)
         server_ns = int(1e9 * (cpu_seconds(backends) - server_before) / (reps + PROMPT_WARMUP))
         loads, _ = await time_async_interleaved(
-            {**{f"load {n}": load(n, services[n].storage.memories) for n in services},
+            {**{f"load {n}": load(n, parts(services[n]).storage.memories) for n in services},
              **{f"uncached {n}": load(n, uncached[n]) for n in services}},
             reps=max(10, reps // 2))
         return samples | loads | {f"cpu {name}": values for name, values in cpu.items()} | {"server cpu": [server_ns]}

@@ -41,7 +41,7 @@ from bot.memory.models import Fact, MemoryFile
 from bot.memory.service import MemoryService
 from cogs.chat import ChatCog
 from cogs.memory import MemoryCog
-from tests.support.engine import parts, wait_idle
+from tests.support.engine import parts, save_memory, wait_idle
 from tests.support.llm_server import ChatServer, RecordedRequest, Response, extraction, reply
 
 BOT_ID = 424242424242424242
@@ -777,6 +777,6 @@ async def seed_memory(
         section = getattr(in_place.user, name, None) or getattr(in_place.history, name)
         section.summary = text
     stored.set_place_memory(place, in_place)
-    await parts(memory).storage.memories.save(user_id, stored)
+    await save_memory(parts(memory).storage.memories, user_id, stored)
     return stored
 

@@ -24,6 +24,7 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.storage.file_codec import FileCodec
 from bot.storage.folder_lock import LOCK_FILE, lock_folder
 from bot.storage.sealing import MasterKey, new_master_key_text
+from tests.support.engine import save_memory
 from tests.support.llm_server import extraction
 from tests.test_database_commands import query, with_database, with_password
 from tests.test_process import (  # noqa: F401 (fixtures)
@@ -172,7 +173,7 @@ def plain_database(url: str) -> None:
         await database.run(migrate, transaction=False)
         memory = MemoryFile(facts=[Fact(id="fact_00000001", content=REMEMBERED, category="hobby", confidence=0.9,
                                         createdAt="2024-05-01T00:00:00+00:00")])
-        await PostgresMemoryStore(database).save(ALICE, memory)
+        await save_memory(PostgresMemoryStore(database), ALICE, memory)
         queue = PostgresTurnQueue(database, lease_seconds=60, orphan_seconds=60)
         await queue.add(ConversationKey(CHANNEL, ALICE), [Turn("user", ALICE, "alice", SAID, datetime.now(UTC), "t1")])
 

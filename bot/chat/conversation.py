@@ -15,7 +15,6 @@ is the bot's alone: written in a message or a display name, it is disarmed, so n
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +22,7 @@ from datetime import datetime
 from openai.types.chat import ChatCompletionMessageParam
 
 from bot.memory.pipeline.render import BLOCK_TAG, quote
+from bot.storage.lru import LruCache
 
 HISTORY_CHUNK = 8  # history is dropped about this many messages at a time
 _TAG = re.compile(rf"<(\s*/?\s*){BLOCK_TAG}", re.IGNORECASE)
@@ -79,8 +79,7 @@ class HistoryTrimmer:
 
     def __init__(self, chunk: int = HISTORY_CHUNK, conversations: int = 10_000) -> None:
         self.chunk = chunk
-        self._starts: OrderedDict[int, HistoryEntry] = OrderedDict()
-        self._conversations = conversations
+        self._starts: LruCache[int, HistoryEntry] = LruCache(conversations)
 
     def trim(
         self, key: int, history: Sequence[HistoryEntry], *, max_messages: int, max_chars: int
@@ -89,17 +88,14 @@ class HistoryTrimmer:
         fits = bounded_history(history, max_messages=max_messages, max_chars=max_chars)
         if self.chunk <= 1 or not fits:
             return fits
-        start = self._starts.get(key)
+        start = self._starts.peek(key)
         if start is None:
             first = 0  # nothing remembered (a new conversation, or a restart): everything that fits
         elif start in fits:
             first = fits.index(start)
         else:
             first = min(self.chunk, len(fits) // 2)
-        self._starts[key] = fits[first]
-        self._starts.move_to_end(key)
-        while len(self._starts) > self._conversations:
-            self._starts.popitem(last=False)
+        self._starts.put(key, fits[first])
         return fits[first:]
 
 

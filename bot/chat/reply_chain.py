@@ -14,13 +14,13 @@ words.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import discord
 
 from bot.chat.conversation import HistoryEntry
+from bot.storage.lru import LruCache
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +55,7 @@ class ReplyChains:
     def __init__(self, *, max_messages: int, max_chars: int, cache_size: int = 2000) -> None:
         self.max_messages = max_messages
         self.max_chars = max_chars
-        self._cache: OrderedDict[int, Link] = OrderedDict()
-        self._cache_size = cache_size
-
-    def _remember(self, message_id: int, link: Link) -> None:
-        self._cache[message_id] = link
-        self._cache.move_to_end(message_id)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cache: LruCache[int, Link] = LruCache(cache_size)
 
     def _link(self, message: discord.Message, describe: Describe, bot_id: int | None) -> Link:
         parent_id, parent_channel = _parent(message)
@@ -71,14 +64,14 @@ class ReplyChains:
             is_self=message.author.id == bot_id, message_id=message.id,
         )
         link = Link(entry, message.channel.id, parent_id, parent_channel)
-        self._remember(message.id, link)
+        self._cache.put(message.id, link)
         return link
 
     def link_for(self, message: discord.Message, describe: Describe, bot_id: int | None) -> Link:
         """Cache `message` as a link (and the message it replies to, when Discord sent that along)."""
         link = self._link(message, describe, bot_id)
         reference = message.reference
-        if reference is not None and link.parent_id is not None and link.parent_id not in self._cache:
+        if reference is not None and link.parent_id is not None and self._cache.peek(link.parent_id) is None:
             parent = reference.resolved or reference.cached_message
             if isinstance(parent, discord.Message) and parent.channel.id == link.parent_channel_id:
                 self._link(parent, describe, bot_id)
@@ -89,7 +82,6 @@ class ReplyChains:
     ) -> Link | None:
         cached = self._cache.get(message_id)
         if cached is not None:
-            self._cache.move_to_end(message_id)
             return cached if cached.channel_id == channel_id else None
         message = hint if isinstance(hint, discord.Message) else await fetch(channel_id, message_id)
         if message is None or message.channel.id != channel_id:

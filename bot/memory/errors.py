@@ -40,4 +40,11 @@ class ClaimLost(MemoryBotError):
 
 
 class Stale(MemoryBotError):
-    """The user forgot (or paused) since this work started: nothing was written."""
+    """The user forgot (or paused) since this work started: nothing was written.
+
+    One message for every backend and every kind of write: what was refused and whose, never any of its text."""
+
+    def __init__(self, what: str, user_id: int) -> None:
+        super().__init__(f"{what} of user {user_id} refused: they forgot or paused since this work began")
+        self.what = what
+        self.user_id = user_id

@@ -10,6 +10,9 @@ Why every step:
 A crash at any moment leaves either the old file or the new one, plus at worst a stray temp file that the next
 write or the store's start-up sweep removes.
 
+One implementation of these steps (`_replace`) serves both entry points: `AtomicWriter.write` on the event loop,
+through aiofiles and worker threads, and `replace_file_sync`, blocking, for code already on a worker thread.
+
 Everything under DATA_DIR is private to the bot's user whatever the umask: files are created 0600 and folders 0700
 (`private_opener`, `ensure_writable_folder`), and `make_private` tightens what an older version left readable.
 """
@@ -22,12 +25,13 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import aiofiles
 import aiofiles.os
+from aiofiles.threadpool.binary import AsyncBufferedIOBase
 
 TEMP_SUFFIX = ".tmp"
 _TEMP_HEX_BYTES = 4
@@ -40,6 +44,8 @@ Fsync = Callable[[int], None]
 
 PRIVATE_FILE = 0o600
 PRIVATE_FOLDER = 0o700
+
+_File = TypeVar("_File")  # an open file, as one kind of disk (`_Disk`) hands it out
 
 
 def private_opener(path: str | os.PathLike[str], flags: int) -> int:
@@ -90,8 +96,130 @@ def json_bytes(value: Any, *, indent: int | None = None, compact: bool = False) 
         return json.dumps(value, ensure_ascii=True, indent=indent, separators=separators).encode("ascii")
 
 
+class _Disk(Protocol[_File]):
+    """The system calls of one replacement, in the order `_replace` makes them. Awaited either way: `_AsyncDisk`
+    goes through aiofiles and worker threads, `_BlockingDisk` blocks and never suspends."""
+
+    async def create(self, temp: Path) -> _File:
+        """`temp`, created exclusively (0600) and open for writing."""
+        ...
+
+    async def chmod(self, file: _File, mode: int) -> None: ...
+
+    async def write(self, file: _File, data: bytes) -> None: ...
+
+    async def flush(self, file: _File) -> None: ...
+
+    async def fsync(self, file: _File) -> None: ...
+
+    async def close(self, file: _File) -> None: ...
+
+    async def replace(self, temp: Path, path: Path) -> None: ...
+
+    async def fsync_folder(self, folder: Path) -> None: ...
+
+
+async def _replace(
+    disk: _Disk[_File], path: Path, temp: Path, data: bytes, *, durable: bool, mode: int | None
+) -> None:
+    """The one sequence of a replacement (the module says why each step): `temp` in `path`'s folder, written,
+    flushed and fsynced, renamed over `path`, the folder fsynced. Any error before the rename removes `temp` (once it
+    is ours: a temp file that existed before is never touched) and leaves `path` as it was."""
+    file = await disk.create(temp)
+    try:
+        try:
+            if mode is not None:
+                await disk.chmod(file, mode)
+            await disk.write(file, data)
+            await disk.flush(file)
+            if durable:
+                await disk.fsync(file)
+        finally:
+            await disk.close(file)
+        await disk.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    if durable:
+        await disk.fsync_folder(path.parent)
+
+
+class _AsyncDisk:
+    """The event loop's disk: aiofiles for the file, worker threads for the fsyncs, so no step blocks the loop."""
+
+    def __init__(self, fsync: Fsync) -> None:
+        self._fsync = fsync
+
+    async def create(self, temp: Path) -> AsyncBufferedIOBase:
+        return await aiofiles.open(temp, "xb", opener=private_opener)
+
+    async def chmod(self, file: AsyncBufferedIOBase, mode: int) -> None:
+        await asyncio.to_thread(os.fchmod, file.fileno(), mode)
+
+    async def write(self, file: AsyncBufferedIOBase, data: bytes) -> None:
+        await file.write(data)
+
+    async def flush(self, file: AsyncBufferedIOBase) -> None:
+        await file.flush()
+
+    async def fsync(self, file: AsyncBufferedIOBase) -> None:
+        await asyncio.to_thread(self._fsync, file.fileno())
+
+    async def close(self, file: AsyncBufferedIOBase) -> None:
+        await file.close()
+
+    async def replace(self, temp: Path, path: Path) -> None:
+        await aiofiles.os.replace(temp, path)
+
+    async def fsync_folder(self, folder: Path) -> None:
+        await asyncio.to_thread(fsync_dir, folder)
+
+
+class _BlockingDisk:
+    """The calling thread's disk: every step blocks until done and none suspends (see `_run_blocking`)."""
+
+    def __init__(self, fsync: Fsync) -> None:
+        self._fsync = fsync
+
+    async def create(self, temp: Path) -> BinaryIO:
+        return open(temp, "xb", opener=private_opener)  # `_replace` closes it
+
+    async def chmod(self, file: BinaryIO, mode: int) -> None:
+        os.fchmod(file.fileno(), mode)
+
+    async def write(self, file: BinaryIO, data: bytes) -> None:
+        file.write(data)
+
+    async def flush(self, file: BinaryIO) -> None:
+        file.flush()
+
+    async def fsync(self, file: BinaryIO) -> None:
+        self._fsync(file.fileno())
+
+    async def close(self, file: BinaryIO) -> None:
+        file.close()
+
+    async def replace(self, temp: Path, path: Path) -> None:
+        os.replace(temp, path)
+
+    async def fsync_folder(self, folder: Path) -> None:
+        fsync_dir(folder)
+
+
+def _run_blocking(steps: Coroutine[Any, Any, None]) -> None:
+    """Run `steps` to its end on this thread, without an event loop: over `_BlockingDisk` it never suspends, so
+    one `send` finishes it (a suspension would be a bug, and is refused rather than left half-done)."""
+    try:
+        steps.send(None)
+    except StopIteration:
+        return
+    steps.close()
+    raise RuntimeError("a blocking replacement suspended")
+
+
 class AtomicWriter:
-    """Writes whole files atomically and durably.
+    """Writes whole files atomically and durably, on the event loop (through aiofiles).
 
     `fsync` is a seam for the data file's fsync (before the rename): tests inject ENOSPC/EIO through it.
     `durable=False` skips both fsyncs (tests and benchmarks only; atomicity against a crash of the process stays).
@@ -114,53 +242,25 @@ class AtomicWriter:
         that lock could delete the file and then see it reappear. The write finishes first, then the
         cancellation propagates.
         """
-        work = asyncio.ensure_future(self._write(path, data))
+        steps = _replace(
+            _AsyncDisk(self._fsync), path, self.temp_path_for(path), data, durable=self._durable, mode=None
+        )
+        work = asyncio.ensure_future(steps)
         try:
             await asyncio.shield(work)
         except asyncio.CancelledError:
             await asyncio.wait({work})
             raise
 
-    async def _write(self, path: Path, data: bytes) -> None:
-        temp = self.temp_path_for(path)
-        created = False
-        try:
-            async with aiofiles.open(temp, "xb", opener=private_opener) as handle:
-                created = True  # from here on the temp file is ours to remove
-                await handle.write(data)
-                await handle.flush()
-                if self._durable:
-                    await asyncio.to_thread(self._fsync, handle.fileno())
-            await aiofiles.os.replace(temp, path)
-        except BaseException:
-            if created:
-                with contextlib.suppress(OSError):
-                    temp.unlink()
-            raise
-        if self._durable:
-            await asyncio.to_thread(fsync_dir, path.parent)
-
 
 def replace_file_sync(path: Path, data: bytes, *, fsync: Fsync | None = os.fsync, mode: int | None = None) -> None:
-    """The blocking twin of `AtomicWriter.write`, for code already on a worker thread (the journal's compaction,
-    the heartbeat): same temp name, same steps. `fsync=None` skips both fsyncs where a lost write is harmless;
-    `mode` sets the file's permissions (0600 otherwise, like every file the engine writes)."""
+    """`AtomicWriter.write` for code already on a worker thread or outside any event loop (the journal's
+    compaction, the heartbeat, command-line tools): the same steps, run blocking. `fsync=None` skips both fsyncs
+    where a lost write is harmless; `mode` sets the file's permissions (0600 otherwise, like every file the engine
+    writes)."""
+    disk = _BlockingDisk(fsync or os.fsync)
     temp = AtomicWriter.temp_path_for(path)
-    try:
-        with open(temp, "xb", opener=private_opener) as handle:
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            if fsync is not None:
-                fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
-    if fsync is not None:
-        fsync_dir(path.parent)
+    _run_blocking(_replace(disk, path, temp, data, durable=fsync is not None, mode=mode))
 
 
 def ensure_writable_folder(folder: Path) -> None:

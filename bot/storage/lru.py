@@ -1,8 +1,10 @@
-"""A bounded least-recently-used map: the memory stores' read caches (one implementation for both backends)."""
+"""A bounded least-recently-used map: the one implementation behind every cache that drops its least recently used
+entry first (the memory stores' reads, the codecs' keys, the fact indexes, reply chains, the chat's history starts)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -20,6 +22,11 @@ class LruCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __iter__(self) -> Iterator[K]:
+        """The keys, least recently used first, none made the newest (a scan, such as for the keys of one user).
+        Collect them before discarding any: the cache must not change while it is being iterated."""
+        return iter(self._entries)
 
     def get(self, key: K) -> V | None:
         entry = self._entries.get(key)

@@ -29,7 +29,7 @@ from tests.helpers import (
     seed_memory,
     spec,
 )
-from tests.support.engine import parts
+from tests.support.engine import parts, save_memory
 
 ALICE = make_user(ALICE_ID, "Alice")
 BOB = make_user(BOB_ID, "Bob")
@@ -196,7 +196,7 @@ async def test_show_with_many_places_and_the_longest_names_stays_within_every_em
     monkeypatch.setattr(harness.bot, "get_guild", lambda guild_id, /: by_id.get(guild_id))
     monkeypatch.setattr(harness.bot, "get_channel", lambda channel_id, /: by_id.get(channel_id))
     memory = crowded_memory(guilds, channels)
-    await parts(harness.memory).storage.memories.save(ALICE_ID, memory)
+    await save_memory(parts(harness.memory).storage.memories, ALICE_ID, memory)
 
     # Asked in a public channel of yet another server: almost everything is marked "not used here".
     elsewhere = make_guild(name="X" * 100)

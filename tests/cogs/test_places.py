@@ -37,7 +37,7 @@ from tests.helpers import (
     seed_memory,
     tokens_in,
 )
-from tests.support.engine import parts
+from tests.support.engine import parts, save_memory
 from tests.support.llm_server import extraction, reply
 
 # --- where a message was said ------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ async def test_show_names_each_items_place_and_marks_what_this_place_cannot_use(
         ]
     )
     memory.user.topOfMind.summary = "Coping"
-    await parts(h.memory).storage.memories.save(ALICE_ID, memory)
+    await save_memory(parts(h.memory).storage.memories, ALICE_ID, memory)
 
     in_general = await run(h, "show", scene.alice_user, channel=scene.general, guild=scene.guild)
     embed = calls(in_general)[-1].kwargs["embed"]

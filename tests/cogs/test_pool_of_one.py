@@ -11,7 +11,7 @@ import asyncpg
 from bot.memory.models import Fact, MemoryFile
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch
-from tests.support.engine import parts
+from tests.support.engine import parts, save_memory
 from tests.support.llm_server import extraction
 
 SILENT = [512345678901234560 + n for n in range(5)]
@@ -28,7 +28,7 @@ async def test_replies_and_learning_go_on_while_the_sweep_runs_on_one_connection
     for user in SILENT:
         old = Fact(id=f"fact_{user % 0xFFFF:08x}", content="Collects stamps", category="context", confidence=0.9,
                    createdAt="2025-01-01T00:00:00+00:00")
-        await parts(h.memory).storage.memories.save(user, MemoryFile(facts=[old]))
+        await save_memory(parts(h.memory).storage.memories, user, MemoryFile(facts=[old]))
     conn = await asyncpg.connect(postgres_url)
     try:
         await conn.execute("UPDATE memories SET updated_at = $1", datetime.now(UTC) - timedelta(days=400))

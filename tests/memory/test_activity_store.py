@@ -20,7 +20,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.conftest_state import Databases
-from tests.support.engine import parts, postgres_service
+from tests.support.engine import parts, postgres_service, save_memory
 
 ALICE, BOB, CAROL = 80351110224678912, 1001, 1002
 DAY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -111,7 +111,7 @@ async def test_one_process_sweeps_at_a_time_and_a_sweep_leaves_no_row_of_the_use
     memory = MemoryFile()
     memory.facts.append(Fact(id="fact_0000aaaa", content="secret-alice " + "x" * 150, category="context",
                              confidence=0.9, createdAt=DAY.isoformat()))
-    await parts(one).storage.memories.save(ALICE, memory)
+    await save_memory(parts(one).storage.memories, ALICE, memory)
     await first.execute("UPDATE memories SET updated_at = $1 WHERE user_id = $2", DAY, ALICE)
     await parts(one).storage.turns.add(ConversationKey(5, ALICE), [Turn(role="user", author_id=ALICE, author_name="A",
                                                             text="secret-alice pending", at=DAY, turn_id="t1")])

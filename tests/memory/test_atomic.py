@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.storage.atomic import AtomicWriter, is_temp_name, json_bytes, sweep_temp_files
+from bot.storage.atomic import AtomicWriter, is_temp_name, json_bytes, replace_file_sync, sweep_temp_files
 
 
 def _failing_fsync(code: int) -> tuple[list[int], AtomicWriter]:
@@ -77,6 +77,44 @@ async def test_failed_fsync_of_new_file_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         await writer.write(tmp_path / "fresh.json", b"data")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_blocking_entry_point_takes_the_same_steps(tmp_path: Path) -> None:
+    target = tmp_path / "heartbeat.json"
+    seen: list[int] = []
+
+    def fsync(fd: int) -> None:
+        seen.append(fd)
+        os.fsync(fd)
+
+    replace_file_sync(target, b"one", fsync=fsync, mode=0o644)
+    assert target.read_bytes() == b"one" and len(seen) == 1
+    assert os.stat(target).st_mode & 0o777 == 0o644
+    replace_file_sync(target, b"two", fsync=None)  # no fsync at all; 0600 like every file the engine writes
+    assert target.read_bytes() == b"two" and len(seen) == 1
+    assert os.stat(target).st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["heartbeat.json"]
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO], ids=["ENOSPC", "EIO"])
+def test_a_failed_blocking_fsync_keeps_old_file_and_removes_temp(tmp_path: Path, code: int) -> None:
+    target = tmp_path / "pending.jsonl"
+    target.write_bytes(b"old")
+
+    def fsync(fd: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    with pytest.raises(OSError) as caught:
+        replace_file_sync(target, b"new", fsync=fsync)
+    assert caught.value.errno == code
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pending.jsonl"]
+
+
+async def test_the_blocking_entry_point_runs_inside_an_event_loop_too(tmp_path: Path) -> None:
+    """It never suspends, so a caller on the loop (a start-up step) gets it done in place."""
+    replace_file_sync(tmp_path / "a", b"x", fsync=None)
+    assert (tmp_path / "a").read_bytes() == b"x"
 
 
 async def test_temp_name_matches_the_sweep_pattern(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from bot.memory.drivers.files.journal import JOURNAL_NAME, PARKED_RETENTION
 from bot.memory.models import ConversationKey, utc_now
 from bot.memory.parts.learning import MAX_PERMANENT_FAILURES
 from tests.memory.test_service import ALICE, BOB, CHANNEL, Engine, errors_in, make_engine, turn
-from tests.support.engine import learn, parts
+from tests.support.engine import learn, parts, save_memory
 from tests.support.llm_server import ChatServer, error, extraction
 
 SECRET = "zebra-violet-4711"
@@ -107,7 +107,7 @@ async def test_forget_one_fact_removes_its_text_from_every_file(
     try:
         await learned(engine)
         (engine.file(ALICE).parent / f"{ALICE}.json.corrupt-20240101T000000000000Z").write_text(f'["{FACT}"')
-        await engine.store.save(BOB, engine.on_disk(ALICE))  # Bob happens to hold the same words: not his forget
+        await save_memory(engine.store, BOB, engine.on_disk(ALICE))  # Bob holds the same words: not his forget
         fact_id = engine.on_disk(ALICE).facts[0].id
         assert len(holders(tmp_path, SECRET)) >= 3
 

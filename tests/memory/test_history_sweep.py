@@ -19,7 +19,16 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.pg.database import Database
 from tests.memory.test_service import turn
-from tests.support.engine import close_service, file_service, learn, parts, postgres_service, sweep_history, wait_idle
+from tests.support.engine import (
+    close_service,
+    file_service,
+    learn,
+    parts,
+    postgres_service,
+    save_memory,
+    sweep_history,
+    wait_idle,
+)
 from tests.support.llm_server import ChatServer, extraction
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -128,7 +137,7 @@ async def test_history_written_before_the_schedule_existed_is_visited_once(setup
     old.user.topOfMind.summary = "Now"
     old.user.topOfMind.previous = [PreviousSummary(summary="Was in rehab", updatedAt="2025-01-01T00:00:00+00:00",
                                                    replacedAt="2025-02-01T00:00:00+00:00")]
-    await parts(setup.service).storage.memories.save(ALICE, old)
+    await save_memory(parts(setup.service).storage.memories, ALICE, old)
     await close_service(setup.service)
     if setup.url is not None:  # what the migration does for the memories already there
         conn = await asyncpg.connect(setup.url)

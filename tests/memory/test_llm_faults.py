@@ -19,7 +19,7 @@ import pytest
 from bot.memory.models import ConversationKey, Fact, MemoryFile
 from bot.memory.parts.learning import MAX_REQUEUES
 from tests.memory.test_service import ALICE, CHANNEL, Attempts, Engine, make_engine, turn
-from tests.support.engine import learn
+from tests.support.engine import learn, save_memory
 from tests.support.llm_server import (
     ChatServer,
     Response,
@@ -168,7 +168,7 @@ async def test_llm_fault(
     engine = make_engine(tmp_path, target.base_url, timeout=timeout, retries=RETRIES, attempts=attempts)
     await engine.service.ops.open()
     try:
-        await engine.store.save(ALICE, BASELINE)
+        await save_memory(engine.store, ALICE, BASELINE)
         before = engine.file(ALICE).read_bytes()
         texts = ["I just moved to Lisbon", "the weather is great"]
         with caplog.at_level(logging.INFO):

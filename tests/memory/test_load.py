@@ -38,7 +38,7 @@ from bot.memory.pipeline.dates import resolved
 from bot.memory.pipeline.filter import filter_messages
 from tests.memory.realistic import long_fact_texts, memory_at_cap
 from tests.memory.test_service import make_engine
-from tests.support.engine import learn, parts, where_in
+from tests.support.engine import learn, parts, save_memory, where_in
 from tests.support.llm_server import ChatServer, Response, extraction
 
 BOT_ID = 42
@@ -221,7 +221,7 @@ async def test_users_at_the_fact_cap_with_long_facts_do_not_stall_the_loop(
     engine = make_engine(tmp_path, chat_server.base_url, debounce=0.05, max_concurrent=4, timeout=30)
     await engine.service.ops.open()
     for uid in users:
-        await engine.store.save(uid, memory_at_cap(100, seed=uid % 1000))
+        await save_memory(engine.store, uid, memory_at_cap(100, seed=uid % 1000))
     base = datetime(2024, 5, 1, tzinfo=UTC)
     try:
         with LagMeter() as lag:

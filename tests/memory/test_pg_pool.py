@@ -15,7 +15,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.errors import StorageUnavailable
 from bot.storage.pg.database import Database
-from tests.support.engine import DM_HERE, learn, parts, postgres_service
+from tests.support.engine import DM_HERE, learn, parts, postgres_service, save_memory
 from tests.support.llm_server import ChatServer, extraction
 
 ALICE = 712345678901234561
@@ -58,7 +58,7 @@ async def test_a_reply_goes_out_without_memory_while_the_only_connection_is_take
     service = one_connection_service(postgres_url, chat_server, acquire_timeout=0.2)
     await service.ops.open()
     try:
-        await parts(service).storage.memories.save(ALICE, old_memory(ALICE))
+        await save_memory(parts(service).storage.memories, ALICE, old_memory(ALICE))
         database = parts(service).storage.database
         assert database is not None
         async with database.connection():
@@ -82,7 +82,7 @@ async def test_a_sweep_replies_and_extractions_all_finish_on_a_pool_of_one(
         database = parts(service).storage.database
         assert database is not None
         for user in [ALICE, *SILENT]:
-            await parts(service).storage.memories.save(user, old_memory(user))
+            await save_memory(parts(service).storage.memories, user, old_memory(user))
         long_ago = datetime.now(UTC) - timedelta(days=400)
         await database.execute("UPDATE memories SET updated_at = $1 WHERE user_id <> $2", long_ago, ALICE)
 

@@ -26,7 +26,7 @@ from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.drivers.pg.schema import migrate
 from bot.memory.models import Fact, MemoryFile
 from bot.storage.pg.database import Database
-from tests.support.engine import message_id_of
+from tests.support.engine import message_id_of, save_memory
 from tests.support.llm_server import ChatServer, Response, _Exchange, extraction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -340,7 +340,7 @@ async def test_two_processes_updating_the_same_users_lose_no_update(postgres_url
 
     async def preload(uid: int) -> None:
         async with slots:
-            await store.save(uid, MemoryFile(facts=[preloaded_fact(uid, i) for i in range(PRELOADED)]))
+            await save_memory(store, uid, MemoryFile(facts=[preloaded_fact(uid, i) for i in range(PRELOADED)]))
 
     await asyncio.gather(*(preload(FIRST_USER + u) for u in range(USERS)))
     workers = [

@@ -13,7 +13,7 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, PlaceMem
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules.place_cap import evict_old_places, last_updated
 from bot.memory.service import MemoryPolicy
-from tests.support.engine import file_service, learn, parts
+from tests.support.engine import file_service, learn, parts, save_memory
 from tests.support.llm_server import ChatServer, extraction
 
 USER = 612345678901234999
@@ -98,7 +98,7 @@ async def test_a_document_already_past_the_cap_is_trimmed_at_its_next_model_save
         stored = MemoryFile(facts=[Fact(id="fact_00000001", content="Likes tea", confidence=0.9)])
         for n in range(300):
             stored.places[f"channel:{10_000 + n}"] = summaries_at(T0 + timedelta(minutes=n), f"Ticket {n} open")
-        await parts(service).storage.memories.save(USER, stored)
+        await save_memory(parts(service).storage.memories, USER, stored)
         stored = await parts(service).storage.memories.load(USER)
         assert len(stored.places) == 300  # saved as it was: not a model save
 

@@ -24,7 +24,7 @@ from bot.memory.pipeline.filter import filter_messages
 from bot.memory.pipeline.render import BLOCK_TAG
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.support.engine import DM_HERE, file_service, learn, parts
+from tests.support.engine import DM_HERE, file_service, learn, parts, save_memory
 from tests.support.llm_server import ChatServer, Response, json_reply
 
 ALICE, BOB = 111111111111111111, 222222222222222222
@@ -123,7 +123,7 @@ async def test_obedient_model_cannot_poison_memory(service: MemoryService, chat_
         facts=[Fact(id=fid, content=f"Bob fact {n}", confidence=0.9) for n, fid in enumerate(BOB_FACT_IDS)]
     )
     bob.user.workContext.summary = "Bob is a baker."
-    await parts(service).storage.memories.save(BOB, bob)
+    await save_memory(parts(service).storage.memories, BOB, bob)
     bob_bytes = parts(service).storage.memories.path_for(BOB).read_bytes()
 
     now = datetime.now(UTC)

@@ -13,7 +13,7 @@ from bot.memory.models import Fact, MemoryFile, Place
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
-from tests.support.engine import file_service, parts, where_in
+from tests.support.engine import file_service, parts, save_memory, where_in
 
 FIRST = 612345678900000000
 USERS = 40
@@ -42,11 +42,11 @@ async def test_selection_indexes_stay_bounded_and_a_forget_drops_all_of_a_users(
     await service.ops.open()
     try:
         early = FIRST
-        await parts(service).storage.memories.save(early, memory_in_places())
+        await save_memory(parts(service).storage.memories, early, memory_in_places())
         for place in PLACES:
             assert "Plays chess" in await reply(service, early, place)
         for user in range(FIRST + 1, FIRST + USERS):  # many users get server replies after the early one
-            await parts(service).storage.memories.save(user, memory_in_places())
+            await save_memory(parts(service).storage.memories, user, memory_in_places())
             await reply(service, user, PLACES[1 + user % 2])
             assert selector.cached <= CACHE
 

@@ -96,8 +96,9 @@ async def test_a_record_from_before_the_users_latest_forget_is_refused(
     await store.open()
     record = ReplyRecord((7,), ALICE, ("workContext",), ())
     generation = await generations.bump(ALICE)
-    with pytest.raises(Stale):
+    with pytest.raises(Stale) as refused:
         await store.record(record, generation=generation - 1)
+    assert (refused.value.what, refused.value.user_id) == ("reply record", ALICE)
     assert await store.get(7) is None
     await store.record(record, generation=generation)
     assert await store.get(7) == record

@@ -22,7 +22,7 @@ from bot.memory.models import ConversationKey, Fact, MemoryFile, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.ops.housekeeping import Housekeeping
-from tests.support.engine import file_service, parts
+from tests.support.engine import file_service, parts, save_memory
 from tests.support.llm_server import ChatServer
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -88,7 +88,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
     service = make_service(data, chat_server.base_url, clock)
     await service.ops.open()
     # Alice: memory, turns left in the journal (an extraction that was given up), a kept-aside corrupt copy.
-    await parts(service).storage.memories.save(ALICE, memory_of(ALICE))
+    await save_memory(parts(service).storage.memories, ALICE, memory_of(ALICE))
     assert parts(service).storage.turns is not None
     key = ConversationKey(77, ALICE)
     await parts(service).storage.turns.add(key, [Turn(role="user", author_id=ALICE, author_name="A", text=secret(ALICE),
@@ -103,9 +103,9 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
     service.learning.note_activity(CAROL)
     await parts(service).storage.privacy.update(DAVE, clock.now, paused=True)
     # Bob: old memory, but he talked to the bot 300 days later. Erin: learned something 200 days later.
-    await parts(service).storage.memories.save(BOB, memory_of(BOB))
+    await save_memory(parts(service).storage.memories, BOB, memory_of(BOB))
     await record(service, [777000222], BOB, ["workContext"], [])
-    await parts(service).storage.memories.save(ERIN, memory_of(ERIN))
+    await save_memory(parts(service).storage.memories, ERIN, memory_of(ERIN))
     for user in (ALICE, BOB, ERIN):
         set_mtime(data / "memory" / f"{user}.json", T0)
     set_mtime(data / "memory" / f"{ALICE}.json.corrupt-20250101T000000000000Z", T0)
@@ -146,7 +146,7 @@ async def test_the_sweep_deletes_exactly_the_silent_users_and_every_trace(
 async def test_zero_keeps_everything_forever(data: Path, chat_server: ChatServer) -> None:
     service = make_service(data, chat_server.base_url, Clock(T0), days=0)
     await service.ops.open()
-    await parts(service).storage.memories.save(ALICE, memory_of(ALICE))
+    await save_memory(parts(service).storage.memories, ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=5000))
     assert await service.ops.sweep(T0) == 0
     assert (data / "memory" / f"{ALICE}.json").exists()
@@ -156,7 +156,7 @@ async def test_activity_survives_a_restart(data: Path, chat_server: ChatServer) 
     clock = Clock(T0)
     first = make_service(data, chat_server.base_url, clock)
     await first.ops.open()
-    await parts(first).storage.memories.save(ALICE, memory_of(ALICE))
+    await save_memory(parts(first).storage.memories, ALICE, memory_of(ALICE))
     set_mtime(data / "memory" / f"{ALICE}.json", T0 - timedelta(days=400))
     first.learning.note_activity(ALICE)  # she talked today, without anything new being learned
     await first.ops.shutdown(1.0)  # saves the activity file

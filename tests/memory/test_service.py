@@ -33,7 +33,7 @@ from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules.places import Scope
 from bot.memory.service import MemoryPolicy, MemoryService
 from bot.storage.atomic import AtomicWriter
-from tests.support.engine import DM_HERE, close_service, file_service, learn, parts
+from tests.support.engine import DM_HERE, close_service, file_service, learn, parts, save_memory
 from tests.support.llm_server import (
     ChatServer,
     RecordedRequest,
@@ -315,7 +315,7 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
     engine: Engine, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     baseline = MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea", confidence=0.9)])
-    await engine.store.save(ALICE, baseline)
+    await save_memory(engine.store, ALICE, baseline)
     before = engine.file(ALICE).read_bytes()
     chat_server.default = error(500)
     texts = ["I moved to Lisbon", "I now work remotely"]
@@ -341,7 +341,7 @@ async def test_a_lasting_llm_outage_leaves_the_file_and_keeps_the_turns(
 async def test_forget_all_during_an_inflight_extraction_writes_nothing(
     engine: Engine, chat_server: ChatServer, gate: threading.Event
 ) -> None:
-    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    await save_memory(engine.store, ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     chat_server.enqueue(Gated(gate, extraction(facts=[("Lives in Lisbon", "context")])))
     await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
     await chat_server.await_requests(1)
@@ -451,7 +451,8 @@ async def test_replay_after_saved_but_not_done_applies_nothing_twice(tmp_path: P
     new = turn(ALICE, "I started a pottery class")
     store = MemoryStore(tmp_path / "memory", FileGenerations())
     store.prepare()
-    await store.save(
+    await save_memory(
+        store,
         ALICE,
         MemoryFile(
             facts=[Fact(id="fact_0000aaaa", content="Said: I live in Lisbon", confidence=0.95),
@@ -481,7 +482,7 @@ async def test_replay_of_fully_applied_turns_makes_no_request(tmp_path: Path, ch
     applied = [turn(ALICE, "I live in Lisbon")]
     store = MemoryStore(tmp_path / "memory", FileGenerations())
     store.prepare()
-    await store.save(ALICE, MemoryFile(appliedTurnIds=[applied[0].turn_id]))
+    await save_memory(store, ALICE, MemoryFile(appliedTurnIds=[applied[0].turn_id]))
     before = store.path_for(ALICE).read_bytes()
     await Journal(tmp_path / JOURNAL_NAME, FileGenerations()).add(key, applied)
     engine = make_engine(tmp_path, chat_server.base_url)
@@ -563,7 +564,7 @@ async def _disk_fault_engine(
     fsync = FaultyFsync(tmp_path / "memory" / f"{ALICE}.json", failures=0)
     engine = make_engine(tmp_path, chat_server.base_url, writer=AtomicWriter(fsync=fsync))
     await engine.service.ops.open()
-    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    await save_memory(engine.store, ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     fsync.failures = failures
     return engine, fsync, engine.file(ALICE).read_bytes()
 
@@ -632,7 +633,7 @@ async def test_flush_reports_what_it_saved_failed_or_found_nothing(engine: Engin
 
 async def test_export_is_the_memory_file_as_json(engine: Engine) -> None:
     assert json.loads(await engine.service.user(ALICE).export())["facts"] == []
-    await engine.store.save(ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
+    await save_memory(engine.store, ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     exported = json.loads(await engine.service.user(ALICE).export())
     assert [fact["content"] for fact in exported["facts"]] == ["Likes tea"]
     assert exported == json.loads(engine.file(ALICE).read_bytes())

@@ -15,6 +15,7 @@ from bot.memory.errors import Stale
 from bot.memory.models import ConversationKey, Fact, MemoryFile, Place, Turn
 from bot.storage.errors import InvalidUserId
 from tests.memory.storage_backends import Storage, open_storage
+from tests.support.engine import save_memory
 
 USER = 412345678901234567
 OTHER = 512345678901234567
@@ -85,9 +86,12 @@ async def test_concurrent_edits_of_one_user_all_land(storage: Storage) -> None:
     assert stored == sorted(long_fact(i).id for i in range(60))
 
 
-async def test_save_replaces_the_whole_memory(storage: Storage) -> None:
-    memory = MemoryFile(facts=[long_fact(3)])
-    await storage.store.save(USER, memory)
+async def test_a_whole_memory_written_through_edit_replaces_what_was_there(storage: Storage) -> None:
+    async with storage.store.edit(USER) as draft:
+        draft.facts.append(long_fact(1))
+        draft.user.workContext.summary = "Builds billing systems."
+    memory = MemoryFile.model_validate({"facts": [long_fact(3).model_dump(mode="json")], "laterField": [1, "x"]})
+    await save_memory(storage.store, USER, memory)
     assert (await storage.store.load(USER)).model_dump() == memory.model_dump()
 
 
@@ -219,11 +223,17 @@ async def test_work_from_before_a_forget_writes_nothing(storage: Storage) -> Non
     await storage.queue.add(KEY, [turn(1)])
     now = await generations.bump(USER)
     assert now == before + 1 == generations.current(USER)
-    with pytest.raises(Stale):
+    with pytest.raises(Stale) as memory_refused:
         async with storage.store.edit(USER, generation=before) as draft:
             draft.facts.append(long_fact(2))
-    with pytest.raises(Stale):
+    with pytest.raises(Stale) as turns_refused:
         await storage.queue.add(KEY, [turn(2)])  # its generation is the one before the forget
+    # One message on every backend: what was refused and whose, never its text.
+    assert str(memory_refused.value) == (
+        f"memory write of user {USER} refused: they forgot or paused since this work began"
+    )
+    assert (turns_refused.value.what, turns_refused.value.user_id) == ("pending turns", USER)
+    assert "message 2" not in str(turns_refused.value)
     await storage.queue.add(KEY, [dataclasses.replace(turn(3), generation=now)])
     await storage.queue.add(ConversationKey(1, OTHER), [turn(4, OTHER)])  # nobody else is affected
     assert [f.id for f in (await storage.store.load(USER)).facts] == [long_fact(1).id]

@@ -22,6 +22,7 @@ from bot.memory.models import Fact, MemoryFile
 from bot.storage.atomic import AtomicWriter
 from bot.storage.errors import InvalidUserId
 from bot.storage.ids import validate_user_id
+from tests.support.engine import save_memory
 
 UID = 123456789012345678
 SECRET = "s3cr3t-contents-never-logged"
@@ -226,9 +227,9 @@ async def test_unknown_fields_survive_an_edit_round_trip(store: MemoryStore) -> 
     assert [f["content"] for f in saved["facts"]] == ["Likes tea", "Likes hiking"]
 
 
-async def test_save_replaces_whole_memory(store: MemoryStore) -> None:
+async def test_a_whole_memory_written_through_edit_is_not_the_callers_object(store: MemoryStore) -> None:
     memory = MemoryFile(facts=[_fact(7)])
-    await store.save(UID, memory)
+    await save_memory(store, UID, memory)
     memory.facts.clear()  # the caller's object is not the cached one
     assert [f.id for f in (await store.load(UID)).facts] == ["fact_7"]
 
@@ -310,7 +311,7 @@ async def test_cache_is_bounded(tmp_path: Path) -> None:
     small = MemoryStore(tmp_path, cache_size=3)
     small.prepare()
     for uid in range(1, 6):
-        await small.save(uid, MemoryFile(facts=[_fact(uid)]))
+        await save_memory(small, uid, MemoryFile(facts=[_fact(uid)]))
     first = await small.load(5)
     assert await small.load(5) is first  # recent: cached
     oldest = await small.load(1)  # evicted: read again

@@ -5,7 +5,8 @@ over as the messages they would have been: a user turn as the user's message, an
 reply. Message ids are the turns' ids when numeric, else a stable number derived from the id.
 
 White-box tests reach the parts behind the doors through `parts(service)`, the one place outside the engine that
-knows where the lobby keeps them; `wait_idle` and `sweep_history` are such reaches, named.
+knows where the lobby keeps them; `wait_idle` and `sweep_history` are such reaches, named. `save_memory` plants a
+whole memory through a store's `edit`, the only write the stores offer.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.memory.drivers.bundle import build_file_storage, build_postgres_storage
-from bot.memory.models import ConversationKey, IncomingMessage, Location, Place, Turn, utc_now
+from bot.memory.drivers.interfaces import MemoryDocuments
+from bot.memory.models import ConversationKey, IncomingMessage, Location, MemoryFile, Place, Turn, utc_now
 from bot.memory.parts.learning import LearningTicket
 from bot.memory.parts.retention import HistorySweep
 from bot.memory.parts.retention import sweep_history as run_history_sweep
@@ -79,6 +81,19 @@ async def sweep_history(service: MemoryService, now: datetime | None = None) -> 
     """The daily sweep's second half alone: summary values past their day, stale ledger entries."""
     engine = parts(service)
     return await run_history_sweep(engine.storage, engine.writer, now or service.clock())
+
+
+async def save_memory(memories: MemoryDocuments, user_id: int | str, memory: MemoryFile) -> None:
+    """Make `memory` the user's whole memory, through `memories.edit`: the stores' one way to write a memory.
+
+    A fixture's way to plant what a test starts from, so it passes no write gate and no forget generation. The
+    draft takes a copy of every field (extra ones too), so later changes to `memory` stay out of the store; as
+    with any edit, nothing is written when `memory` equals what is stored already."""
+    replacement = memory.model_copy(deep=True)
+    async with memories.edit(user_id) as draft:
+        for name in MemoryFile.model_fields:
+            setattr(draft, name, getattr(replacement, name))
+        draft.__pydantic_extra__ = replacement.__pydantic_extra__
 
 
 async def learn(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +26,7 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
+from bot.storage.lru import LruCache
 
 SIMILARITY_WEIGHT = 0.6
 CONFIDENCE_WEIGHT = 0.4
@@ -250,12 +250,11 @@ class FactSelector:
     ) -> None:
         self.top_k = top_k
         self._build = build
-        self._cache: OrderedDict[str, tuple[int, RankedIndex]] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache: LruCache[str, tuple[int, RankedIndex]] = LruCache(cache_size)
 
     def is_cached(self, user_key: str, revision: int) -> bool:
         """True when the index of this revision is built already (a selection is then a cheap lookup)."""
-        cached = self._cache.get(user_key)
+        cached = self._cache.peek(user_key)
         return cached is not None and cached[0] == revision
 
     def build(self, facts: Sequence[Fact]) -> RankedIndex:
@@ -264,15 +263,12 @@ class FactSelector:
 
     def put(self, user_key: str, revision: int, index: RankedIndex) -> None:
         """Cache `index` as the user's index of `revision` (the least recently used one goes past the cap)."""
-        self._cache[user_key] = (revision, index)
-        self._cache.move_to_end(user_key)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cache.put(user_key, (revision, index))
 
     def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> RankedIndex:
-        cached = self._cache.get(user_key)
+        cached = self._cache.peek(user_key)
         if cached is not None and cached[0] == revision:
-            self._cache.move_to_end(user_key)
+            self._cache.get(user_key)  # the newest now
             return cached[1]
         index = self._build(facts)
         self.put(user_key, revision, index)
@@ -292,13 +288,13 @@ class FactSelector:
         return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
 
     def forget(self, user_key: str) -> None:
-        self._cache.pop(user_key, None)
+        self._cache.discard(user_key)
 
     def forget_prefixed(self, user_key: str, prefix: str) -> None:
         """Drop `user_key` and every key starting with `prefix` (a user's per-place indexes): a scan of the bounded
         cache, so nobody needs to keep an index of keys per user."""
         for key in [key for key in self._cache if key == user_key or key.startswith(prefix)]:
-            del self._cache[key]
+            self._cache.discard(key)
 
     @property
     def cached(self) -> int:

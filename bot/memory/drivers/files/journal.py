@@ -39,7 +39,7 @@ from typing import Any
 
 from bot.memory.drivers.files.generations import FileGenerations
 from bot.memory.drivers.files.torn import drop_old_copies, purge_user_from_copies
-from bot.memory.drivers.interfaces import Claim, Failures, Generations, PendingTurn, Stale
+from bot.memory.drivers.interfaces import Claim, Failures, PendingTurn
 from bot.memory.models import ConversationKey, Place, Turn, iso, utc_now
 from bot.memory.rules.sources import message_of
 from bot.storage.atomic import Fsync, json_bytes, make_private, private_opener, replace_file_sync, sweep_temp_files
@@ -73,7 +73,7 @@ class Journal:
     def __init__(
         self,
         path: Path,
-        generations: Generations | None = None,
+        generations: FileGenerations | None = None,
         *,
         durable: bool = True,
         compact_after: int = 2000,
@@ -362,9 +362,7 @@ class Journal:
     async def add(self, key: ConversationKey, turns: Sequence[Turn]) -> None:
         """Record turns as taken; returns once they are on disk. `Stale` (nothing written) for turns from before
         their user's latest forget or pause."""
-        current = self.generations.current(key.user_id)
-        if any(turn.generation != current for turn in turns):
-            raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+        self.generations.ensure_current("pending turns", key.user_id, *(turn.generation for turn in turns))
         await self._codec.ready(key.user_id)
         await self._append([self._turn_record(PendingTurn(key, turn)) for turn in turns])
 

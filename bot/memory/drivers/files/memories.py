@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from bot.memory.drivers.documents import DocumentStore
 from bot.memory.drivers.files.generations import FileGenerations
-from bot.memory.drivers.interfaces import Claim, Generations, Stale
+from bot.memory.drivers.interfaces import Claim
 from bot.memory.models import MemoryFile
 from bot.storage.atomic import (
     AtomicWriter,
@@ -67,7 +67,7 @@ class MemoryStore(DocumentStore):
     def __init__(
         self,
         folder: Path,
-        generations: Generations | None = None,
+        generations: FileGenerations | None = None,
         *,
         writer: AtomicWriter | None = None,
         cache_size: int = 1024,
@@ -181,14 +181,8 @@ class MemoryStore(DocumentStore):
                 await self._save_locked(uid, draft)
 
     def _check(self, uid: str, generation: int | None) -> None:
-        if generation is not None and generation != self.generations.current(int(uid)):
-            raise Stale(f"user {uid} forgot or paused since this work started")
-
-    async def save(self, user_id: int | str, memory: MemoryFile) -> None:
-        """Replace the user's whole memory (used by imports and tests; updates should use `edit`)."""
-        uid = validate_user_id(user_id)
-        async with self.lock_for(uid):
-            await self._save_locked(uid, memory)
+        if generation is not None:
+            self.generations.ensure_current("memory write", int(uid), generation)
 
     async def _save_locked(self, uid: str, memory: MemoryFile) -> None:
         path = self.folder / f"{uid}.json"

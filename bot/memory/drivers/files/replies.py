@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.memory.drivers.files.generations import FileGenerations
-from bot.memory.drivers.interfaces import REPLIES_KEPT, Generations, ReplyRecord, Stale, section_refs_ok
+from bot.memory.drivers.interfaces import REPLIES_KEPT, ReplyRecord, section_refs_ok
 from bot.memory.models import SECTION_NAMES
 from bot.storage.atomic import AtomicWriter, json_bytes, sweep_temp_files
 from bot.storage.ids import validate_user_id
@@ -49,7 +49,7 @@ class ReplyLog:
     def __init__(
         self,
         path: Path,
-        generations: Generations | None = None,
+        generations: FileGenerations | None = None,
         *,
         keep: int = REPLIES_KEPT,
         writer: AtomicWriter | None = None,
@@ -108,8 +108,7 @@ class ReplyLog:
     async def record(self, record: ReplyRecord, *, generation: int) -> None:
         """Remember what one reply (all its messages) used; returns once it is on disk. `Stale` when the user
         forgot since the reply was begun: its record would name what they asked to forget."""
-        if generation != self.generations.current(int(validate_user_id(record.user_id))):
-            raise Stale(f"reply record of user {record.user_id} is from before their latest forget")
+        self.generations.ensure_current("reply record", int(validate_user_id(record.user_id)), generation)
         self._add(record)
         await self._save()
 

@@ -14,14 +14,12 @@ from collections.abc import Mapping
 
 import asyncpg
 
+from bot.memory.errors import Stale
 from bot.storage.ids import user_key
 from bot.storage.pg.database import Database
 from bot.storage.pg.mirror import Mirror
 
 GENERATIONS_CHANNEL = "memory_generations"
-
-# The generation of user $1 as a SQL expression, for the writes that check it inside their own transaction.
-CURRENT_GENERATION_SQL = "coalesce((SELECT generation FROM user_generations WHERE user_id = $1), 0)"
 
 
 async def lock_user(conn: asyncpg.Connection, uid: int) -> None:
@@ -29,9 +27,18 @@ async def lock_user(conn: asyncpg.Connection, uid: int) -> None:
     await conn.execute("SELECT pg_advisory_xact_lock($1)", uid)
 
 
-async def generation_of(conn: asyncpg.Connection, uid: int) -> int:
-    """The user's generation as the database has it (call with the user's lock held)."""
-    return int(await conn.fetchval(f"SELECT {CURRENT_GENERATION_SQL}", uid))
+async def ensure_current(conn: asyncpg.Connection, what: str, uid: int, *generations: int) -> None:
+    """`Stale` naming `what` when any of `generations` is not the user's generation as the database has it.
+
+    Call it in the write's own transaction with the user's lock held (`lock_user`): `bump` takes that lock too, so
+    the write either commits before a forget's bump, and the forget removes it, or sees the bump and is refused."""
+    if not generations:
+        return
+    current = int(
+        await conn.fetchval("SELECT coalesce((SELECT generation FROM user_generations WHERE user_id = $1), 0)", uid)
+    )
+    if any(generation != current for generation in generations):
+        raise Stale(what, uid)
 
 
 class PostgresGenerations(Mirror[int, int]):

@@ -29,8 +29,8 @@ import asyncpg
 from pydantic import ValidationError
 
 from bot.memory.drivers.documents import DocumentStore
-from bot.memory.drivers.interfaces import Claim, ClaimLost, Stale
-from bot.memory.drivers.pg.generations import generation_of, lock_user
+from bot.memory.drivers.interfaces import Claim, ClaimLost
+from bot.memory.drivers.pg.generations import ensure_current, lock_user
 from bot.memory.models import MemoryFile
 from bot.storage.atomic import json_bytes
 from bot.storage.ids import user_key
@@ -119,8 +119,8 @@ class PostgresMemoryStore(DocumentStore):
         uid = user_key(user_id)
         lock = functools.partial(lock_user, uid=uid)
         async with self._lock_for(uid), self.database.transaction(prepare=lock) as conn:
-            if generation is not None and generation != await generation_of(conn, uid):
-                raise Stale(f"user {uid} forgot or paused since this work started")
+            if generation is not None:
+                await ensure_current(conn, "memory write", uid, generation)
             if settles is not None and settles.owner is not None:
                 await self._settle(conn, uid, settles)
             current = (await self._read(conn, uid))[0].memory
@@ -155,16 +155,6 @@ class PostgresMemoryStore(DocumentStore):
             sealed,
         )
         return int(revision)
-
-    async def save(self, user_id: int | str, memory: MemoryFile) -> None:
-        uid = user_key(user_id)
-
-        async def work(conn: asyncpg.Connection) -> int:
-            await lock_user(conn, uid)
-            return await self._write(conn, uid, memory)
-
-        revision = await self.database.run(work)
-        self._remember(uid, revision, memory.model_copy(deep=True))
 
     async def delete(self, user_id: int | str) -> bool:
         """Delete the user's row (under their lock, so a concurrent edit elsewhere finishes first or sees none)."""

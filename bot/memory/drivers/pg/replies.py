@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncpg
 
-from bot.memory.drivers.interfaces import REPLIES_KEPT, ReplyRecord, Stale, section_refs_ok
-from bot.memory.drivers.pg.generations import generation_of, lock_user
+from bot.memory.drivers.interfaces import REPLIES_KEPT, ReplyRecord, section_refs_ok
+from bot.memory.drivers.pg.generations import ensure_current, lock_user
 from bot.memory.models import SECTION_NAMES
 from bot.storage.ids import user_key
 from bot.storage.pg.database import Database
@@ -60,8 +60,7 @@ class PostgresReplyLog:
 
         async def work(conn: asyncpg.Connection) -> None:
             await lock_user(conn, uid)
-            if generation != await generation_of(conn, uid):
-                raise Stale(f"reply record of user {uid} is from before their latest forget")
+            await ensure_current(conn, "reply record", uid, generation)
             await conn.execute(
                 "INSERT INTO reply_records (user_id, message_ids, sections, fact_ids)"
                 " VALUES ($1, $2::bigint[], $3::text[], $4::text[])",

@@ -36,8 +36,8 @@ from typing import Any
 
 import asyncpg
 
-from bot.memory.drivers.interfaces import Claim, Failures, PendingTurn, Stale
-from bot.memory.drivers.pg.generations import generation_of, lock_user
+from bot.memory.drivers.interfaces import Claim, Failures, PendingTurn
+from bot.memory.drivers.pg.generations import ensure_current, lock_user
 from bot.memory.models import ConversationKey, Place, Turn
 from bot.storage.errors import StorageUnavailable
 from bot.storage.ids import user_key
@@ -182,8 +182,7 @@ class PostgresTurnQueue:
 
         async def work(conn: asyncpg.Connection) -> None:
             await lock_user(conn, uid)
-            if {await generation_of(conn, uid)} != generations:
-                raise Stale(f"turns of {key.label()} are from before their user's latest forget or pause")
+            await ensure_current(conn, "pending turns", uid, *generations)
             rows = [
                 (uid, turn.turn_id, key.conversation_id, place,
                  *await self.codec.encode(conn, uid, "turn", json.dumps(turn.to_json())), self.owner, hold,
