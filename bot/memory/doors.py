@@ -28,11 +28,10 @@ from bot.memory.parts.operations import FlushReport
 from bot.memory.parts.user_memory import MAX_USER_FACT_CHARS, RecalledItem
 from bot.memory.pipeline.render import MemoryPrompt
 from bot.memory.records.community_settings import MAX_PROMPT_CHARS, Chosen, CommunityChoice
-from bot.memory.records.privacy_modes import PrivacyRecord
+from bot.memory.records.privacy_modes import MAX_MODE_MINUTES, PrivacyRecord
 from bot.memory.records.switches import MemorySwitch
 from bot.memory.requests import (
     MAX_FORGET_MINUTES,
-    MAX_MODE_MINUTES,
     PAUSE,
     ForgetEverything,
     ForgetFact,

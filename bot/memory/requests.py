@@ -9,26 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.memory.records.privacy_modes import MAX_MODE_MINUTES, PrivacyRecord
+from bot.memory.records.privacy_modes import PrivacyRecord
 
 MAX_FORGET_MINUTES = 1440  # `/memory forget minutes:` reaches back a day (a summary's history is kept that long)
-
-__all__ = [
-    "MAX_FORGET_MINUTES",
-    "MAX_MODE_MINUTES",
-    "PAUSE",
-    "ForgetEverything",
-    "ForgetFact",
-    "ForgetMinutes",
-    "ForgetRequest",
-    "ForgetSection",
-    "Forgotten",
-    "Fresh",
-    "Incognito",
-    "ModeChange",
-    "PrivacyMode",
-    "Resume",
-]
 
 
 @dataclass(frozen=True, slots=True)
