@@ -21,6 +21,7 @@ from bot.memory.models import Fact, MemoryFile, Place, PreviousSummary, iso
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.rules.sources import set_sources
 from bot.memory.rules.write_gate import GateReport, ModelAuthor, SystemAuthor, UserAuthor
+from tests.support.engine import save_memory
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 USER = 612345678901234567
@@ -91,7 +92,7 @@ async def stored(tmp_path: Path) -> MemoryFile:
 
 
 async def seed(bundle: StorageBundle, memory: MemoryFile) -> None:
-    await bundle.memories.save(USER, memory)
+    await save_memory(bundle.memories, USER, memory)
 
 
 # --- the save -------------------------------------------------------------------------------------------------
