@@ -31,6 +31,7 @@ from bot.memory.drivers.files.journal import PARKED_RETENTION
 from bot.memory.drivers.interfaces import Claim, ClaimLost, PendingTurn, Stale
 from bot.memory.errors import ExtractionFailed
 from bot.memory.models import ConversationKey, IncomingMessage, Location, MemoryFile, Turn
+from bot.memory.parts.forget_barrier import ForgetBarrier
 from bot.memory.parts.withdrawn import Withdrawn
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.pipeline.answer import ExtractionResult
@@ -151,6 +152,7 @@ class Learning:
         self._requeues: dict[str, int] = {}
         self._appending: dict[str, asyncio.Future[None]] = {}  # turn id -> its queue append, while in flight
         self.withdrawn = Withdrawn()  # messages deleted or edited lately: never learned as they were
+        self.forgets = ForgetBarrier()  # a forget changing a memory: its user's batches wait to load it
         self.accepting = True
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -329,7 +331,9 @@ class Learning:
     async def _process_batch(self, key: ConversationKey, turns: list[Turn]) -> None:
         """Extract one batch and save the result. The debouncer runs one batch per user at a time, so two
         extractions of the same memory never race; where processes share the storage, only the turns this process
-        could claim are extracted, and the save settles them exactly once (`Claim`)."""
+        could claim are extracted, and the save settles them exactly once (`Claim`). A batch of a user whose
+        forget is under way waits for it (`ForgetBarrier`), so it is never shown what is being forgotten."""
+        await self.forgets.passed(key.user_id)
         generation = self.storage.generations.current(key.user_id)
         # The forget disposed of turns under an older generation; deletes and edits of those withdrawn.
         turns = self.withdrawn.keep([turn for turn in turns if turn.generation == generation])

@@ -18,7 +18,8 @@ not just the view: copies kept aside are deleted and the pending turns leave the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -119,11 +120,14 @@ class UserMemory:
         self._storage = shared.storage
         self.user_id = user_id
 
-    async def _begin_forget(self, keep: Callable[[PendingTurn], bool]) -> tuple[int, int]:
-        """Bump the generation, then sort the pending work (see the module); returns (generation, turns dropped)."""
-        generation = await self._storage.generations.bump(self.user_id)
-        dropped = await self._shared.learning.drop_pending(self.user_id, keep, generation)
-        return generation, dropped
+    @asynccontextmanager
+    async def _forgetting(self, keep: Callable[[PendingTurn], bool]) -> AsyncIterator[tuple[int, int]]:
+        """Bump the generation, then sort the pending work (see the module); yields (generation, turns dropped).
+        The user's extractions wait until the block has changed the memory, so none is shown what it forgets."""
+        async with self._shared.learning.forgets.holding(self.user_id):
+            generation = await self._storage.generations.bump(self.user_id)
+            dropped = await self._shared.learning.drop_pending(self.user_id, keep, generation)
+            yield generation, dropped
 
     # --- seeing --------------------------------------------------------------------------------------------
 
@@ -215,8 +219,10 @@ class UserMemory:
         every turn already applied (the words it was learned from)."""
         if (await self.show()).fact_by_id(fact_id) is None:
             return Forgotten()
-        generation, _ = await self._begin_forget(_users_own_words)
-        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
+        async with (
+            self._forgetting(_users_own_words) as (generation, _),
+            self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft,
+        ):
             before = len(draft.facts)
             draft.facts = [f for f in draft.facts if f.id != fact_id and derived_from(f) != fact_id]
             removed = before - len(draft.facts)
@@ -229,9 +235,11 @@ class UserMemory:
         """Clear one of the six summaries, in every place, with its previous values."""
         if name not in SECTION_NAMES:
             raise InvalidRequest(f"There is no summary called `{name}`.")
-        generation, _ = await self._begin_forget(_users_own_words)
         cleared = 0
-        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
+        async with (
+            self._forgetting(_users_own_words) as (generation, _),
+            self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft,
+        ):
             for place in draft.summary_places():
                 summaries = draft.place_memory(place)
                 section = summaries.section(name)
@@ -249,9 +257,11 @@ class UserMemory:
         if not 1 <= minutes <= MAX_FORGET_MINUTES:
             raise InvalidRequest(f"Minutes must be between 1 and {MAX_FORGET_MINUTES}.")
         since = self._shared.clock() - timedelta(minutes=minutes)
-        generation, turns = await self._begin_forget(lambda item: item.turn.at < since)
         cutoff = iso(since)
-        async with self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft:
+        async with (
+            self._forgetting(lambda item: item.turn.at < since) as (generation, turns),
+            self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft,
+        ):
             gone = {fact.id for fact in draft.facts if fact.createdAt and fact.createdAt >= cutoff}
             draft.facts = [fact for fact in draft.facts if fact.id not in gone]
             draft.reopen_replaced(removed=gone, since=cutoff)  # what the window closed holds again
@@ -271,14 +281,14 @@ class UserMemory:
         pending for them (and their privacy choices too with `settings`: the retention sweep), so nothing forgotten
         comes back: on return, no file or row holds their memory or their words from before. `quiet` (the
         retention sweep) logs the user id at DEBUG instead of INFO. Counts what the memory held."""
-        _, turns = await self._begin_forget(_nothing)
-        memory = await self.show()
-        summaries = sum(
-            1 for place in memory.summary_places() for _, section in memory.sections_of(place) if section.summary
-        )
-        held = Forgotten(facts=len(memory.facts), sections=summaries, turns=turns)
-        await self._storage.forget_user(self.user_id, settings=settings)
-        self._shared.recall.forget_user(self.user_id)
+        async with self._forgetting(_nothing) as (_, turns):
+            memory = await self.show()
+            summaries = sum(
+                1 for place in memory.summary_places() for _, section in memory.sections_of(place) if section.summary
+            )
+            held = Forgotten(facts=len(memory.facts), sections=summaries, turns=turns)
+            await self._storage.forget_user(self.user_id, settings=settings)
+            self._shared.recall.forget_user(self.user_id)
         log.log(logging.DEBUG if quiet else logging.INFO, "memory of user %s wiped", self.user_id)
         return held
 
@@ -305,7 +315,8 @@ class UserMemory:
                 before, _ = await self._storage.privacy.update(self.user_id, now, incognito_until=until)
             else:
                 before, _ = await self._storage.privacy.update(self.user_id, now, paused=True, incognito_until=None)
-            await self._begin_forget(_nothing)
+            async with self._forgetting(_nothing):
+                pass  # a new generation, and nothing pending: nothing more to change
         else:
             assert isinstance(mode, Fresh)
             _check_mode_minutes(mode.minutes)
