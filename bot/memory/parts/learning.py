@@ -288,9 +288,10 @@ class Learning:
             self._enqueue(kept, first=True)
         return dropped
 
-    async def _landed(self) -> None:
-        """Until the queue appends under way have landed."""
-        appending = set(self._appending.values())
+    async def _landed(self, turns: Sequence[Turn] | None = None) -> None:
+        """Until the queue appends under way (of `turns`, or all of them) have landed."""
+        wanted = None if turns is None else {turn.turn_id for turn in turns}
+        appending = {f for turn_id, f in self._appending.items() if wanted is None or turn_id in wanted}
         if appending:
             await asyncio.wait(appending)
 
@@ -361,7 +362,9 @@ class Learning:
 
     async def _claimed(self, key: ConversationKey, turns: list[Turn], generation: int) -> _Batch | None:
         """Claim the turns and load the memory they are extracted against; None when no turn could be claimed or
-        the storage is unreachable (then nothing changed, and the batch is tried again later)."""
+        the storage is unreachable (then nothing changed, and the batch is tried again later). Turns enter the
+        debouncer before their queue write lands; a claim made before it would find nothing to claim."""
+        await self._landed(turns)
         try:
             claim = await self.storage.turns.claim(key, turns)
             if not claim.turns:  # settled, forgotten or being extracted by another process
