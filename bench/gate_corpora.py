@@ -13,8 +13,8 @@ Credentials: a single text is a fact (stored unless the gate finds a credential 
 (journaled with each credential cut out); a miss is an item whose secret survives in either. An item of 2-3
 messages arrives one message at a time: each is cut on arrival reading the messages still waiting before it, then
 the batch is read as a whole before extraction (`redact_batch`); a miss is a secret left in what the extractor is
-shown. `--list` prints the errors on the independent corpus only (the held-out set is never looked at item by item).
-Sensitive data: a miss is a sensitive item with no category found, a false flag an ordinary one with one.
+shown (a separate row counts those journaled as they arrived, before the batch was read whole). `--list` prints
+the errors on the independent corpus only (the held-out set is never looked at item by item). Sensitive data: a miss is a sensitive item with no category found, a false flag an ordinary one with one.
 """
 
 from __future__ import annotations
@@ -86,21 +86,27 @@ def load(path: Path) -> list[Item]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def arrived(gates: Gates, messages: list[str]) -> list[str]:
-    """What the extractor is shown of messages that arrive one by one: each cut on arrival (reading the ones still
-    waiting), then the whole batch read together."""
+def arrived(gates: Gates, messages: list[str]) -> tuple[list[str], list[str]]:
+    """What is journaled of messages that arrive one by one (each cut on arrival, reading the ones still waiting),
+    and what the extractor is shown (the whole batch read together once more)."""
     if gates.redact_batch is None:
-        return [gates.redact(text) for text in messages]
+        cut = [gates.redact(text) for text in messages]
+        return cut, cut
     waiting: list[str] = []
     for text in messages:
         waiting.append(gates.redact_batch([*waiting, text])[-1])
-    return gates.redact_batch(waiting)
+    return waiting, gates.redact_batch(waiting)
+
+
+def journaled(gates: Gates, item: Item) -> bool:
+    """Whether a split item's secret was written to the journal as it arrived (before the batch was read whole)."""
+    return any(item["secret"] in text for text in arrived(gates, list(item["messages"]))[0])
 
 
 def credential_errors(gates: Gates, item: Item) -> bool:
     """Whether the gate gets the item wrong: a secret kept, or a real fact refused."""
     if "messages" in item:
-        kept = arrived(gates, list(item["messages"]))
+        kept = arrived(gates, list(item["messages"]))[1]
         if item["label"] == "secret":
             return any(item["secret"] in text for text in kept)
         return kept != list(item["messages"])
@@ -146,6 +152,9 @@ def credential_rows(table: Table, name: str, items: list[Item], ours_: Gates, ba
         table.add(f"{name}: {measure}", mine.figure(), theirs.figure() if theirs else "", "", target, passed)
         if goal is not None:
             wrong += mine.wrong
+    early = tally(lambda item: journaled(ours_, item), split)
+    table.add(f"{name}:   split, journaled before the batch was read whole", early.figure(),
+              tally(lambda item: journaled(base, item), split).figure() if base else "")
     return wrong
 
 
@@ -191,8 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts.append(("independent", folder / "credentials.jsonl", folder / "sensitive.jsonl", args.list))
     else:
         print(f"independent corpora skipped: {'no --corpus given' if folder is None else f'none in {folder}'}\n")
-    creds = Table("credential gate: secrets kept (in a stored fact, a journaled turn or the extractor's view) "
-                  "and technical facts refused")
+    creds = Table("credential gate: secrets kept (in a stored fact or a journaled turn; split items: in what the "
+                  "extractor is shown) and technical facts refused")
     sens = Table("sensitive backstop: sensitive items missed and ordinary items flagged")
     listing: list[str] = []
     for name, cred_path, sens_path, listed in parts:
