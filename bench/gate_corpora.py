@@ -31,8 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
-from bench.labelled import share
+from bench.common import PROJECT_ROOT, Table, exit_code, header, parser, ratio
+from bench.labelled import micros_per_text, share
 from bot.memory.rules import credential_batch, credentials, sensitive
 
 HELDOUT = PROJECT_ROOT / "bench" / "corpora" / "gates"
@@ -181,6 +181,24 @@ def sensitive_rows(table: Table, name: str, items: list[Item], ours_: Gates, bas
     return wrong
 
 
+def time_rows(creds: Table, sens: Table, texts: list[str], ours_: Gates, base: Gates | None, *, rounds: int) -> None:
+    """Time per text of each gate, ours against the base rules, in alternating passes over the same texts (the
+    backstop's verdict cache cleared before each pass)."""
+    def clear() -> None:
+        for gates in (ours_, base):
+            if gates is not None:
+                getattr(gates.categories, "cache_clear", lambda: None)()
+    for table, name, pick in ((creds, "credential finder", lambda g: g.refuses),
+                              (sens, "sensitive backstop", lambda g: g.categories)):
+        mine = theirs = 0.0
+        for _ in range(rounds):
+            mine += micros_per_text(pick(ours_), texts, 1, each_round=clear)
+            if base is not None:
+                theirs += micros_per_text(pick(base), texts, 1, each_round=clear)
+        table.add(f"{name}: time per text ({len(texts)} texts)", f"{mine / rounds:.0f} us",
+                  f"{theirs / rounds:.0f} us" if base else "", ratio(mine, theirs) if base else "")
+
+
 def corpus_dir(given: str | None) -> Path | None:
     value = given or os.environ.get("GATES_CORPUS_DIR", "")
     return Path(value) if value else None
@@ -213,6 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if listed:
             listing += [f"{item['id']} {item.get('group')}: {item.get('text', item.get('messages'))!r}"
                         for item in wrong]
+    texts = [item["text"] for name, cred_path, sens_path, _ in parts for path in (cred_path, sens_path)
+             for item in load(path) if "text" in item]
+    time_rows(creds, sens, texts, mine, base, rounds=2 if args.smoke else 20)
     for table in (creds, sens):
         table.note(f"baseline: the rules at {args.base} (git show), same items, same run"
                    if base else "baseline: not available (no git checkout)")

@@ -5,9 +5,12 @@ labelled corpora: `bench/gate_corpora.py`."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from bot.memory.rules.sensitive import HEALTH, RELIGION, categories_in, marked_category
+from bot.memory.rules.sensitive import HEALTH, RELIGION, _scan, categories_in, marked_category
 from bot.memory.rules.sensitive_special import (
     BIOMETRIC,
     CRIMINAL_RECORD,
@@ -90,3 +93,12 @@ def test_a_new_category_is_kept_only_when_asked() -> None:
     assert fact_withheld(fact, None, NO_REQUESTS) == CRIMINAL_RECORD
     asked = Requests(("I'm on probation until March, please remember it",))
     assert fact_withheld(fact, None, asked) is None
+
+
+def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
+    """The backstop runs a category's patterns only when the text has one of their words: on the held-out set,
+    that gives what running every pattern gives."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates" / "sensitive_heldout.jsonl"
+    texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
+    assert len(texts) > 100
+    assert [categories_in(text) for text in texts] == [_scan(text, triggers=False) for text in texts]

@@ -323,14 +323,21 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
                     r"saved", r"savings", r"afford")),
     )
 }
-_TRIGGER_LENGTHS = frozenset(len(prefix) for needed in _TRIGGER_WORDS.values() for prefix in needed)
+_SPECIAL_NEEDED = tuple(frozenset(_needed_words(pattern.pattern)) for _, pattern in SPECIAL_PATTERNS)
+_TRIGGER_LENGTHS = frozenset(
+    len(prefix) for needed in (*_TRIGGER_WORDS.values(), *_SPECIAL_NEEDED) for prefix in needed
+)
 _WORD = re.compile(r"[\w'’-]+")
+
+
+def _prefixes(text: str) -> set[str]:
+    return {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
 
 
 def _possible(text: str) -> set[str]:
     """The categories whose patterns could match `text`: it has one of their needed words (or, for finances, a
     digit). A few set operations, far cheaper than running every pattern."""
-    prefixes = {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
+    prefixes = _prefixes(text)
     found = {category for category, needed in _TRIGGER_WORDS.items() if needed & prefixes}
     if any(char.isdigit() for char in text):
         found.add(FINANCES)
@@ -384,8 +391,13 @@ def _scan(text: str, *, triggers: bool) -> frozenset[str]:
     for category, pattern in _PATTERNS:
         if category not in found and category in possible and _states(text, category, pattern):
             found.add(category)
-    for category, pattern in SPECIAL_PATTERNS:  # `sensitive_special`: cheap enough to run on every text
-        if category not in found and _states(text, category, pattern):
+    # `sensitive_special`: the same word gate, except for text outside ASCII (words in Chinese, Japanese or
+    # Korean run together, so no prefix names them)
+    prefixes = _prefixes(text) if triggers and text.isascii() else None
+    for (category, pattern), needed in zip(SPECIAL_PATTERNS, _SPECIAL_NEEDED, strict=True):
+        if category in found or (prefixes is not None and not needed & prefixes):
+            continue
+        if _states(text, category, pattern):
             found.add(category)
     return frozenset(found)
 
