@@ -253,6 +253,20 @@ def test_apply_stores_no_credential_and_no_unrequested_sensitive_fact() -> None:
     assert KEY not in memory.model_dump_json()
 
 
+def test_a_secret_a_model_splits_over_two_facts_or_two_sentences_is_not_stored() -> None:
+    memory = MemoryFile()
+    report = apply(
+        memory,
+        facts=[("Changed their wifi password again", "context"), ("The new one is sunflower42", "context"),
+               ("Keeps chickens in the garden", "context")],
+        personal="Changed the wifi password. It is now sunflower42. Keeps chickens.",
+    )
+    assert [fact.content for fact in memory.facts] == ["Changed their wifi password again",
+                                                       "Keeps chickens in the garden"]
+    assert memory.user.personalContext.summary == "Changed the wifi password. Keeps chickens."
+    assert report.withheld == 2 and "sunflower42" not in memory.model_dump_json()
+
+
 def test_a_request_in_the_batch_keeps_that_sensitive_fact_and_nothing_else_sensitive() -> None:
     memory = MemoryFile()
     apply(memory, Requests(("I have diabetes",)),
