@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.memory.models import Turn
-from bot.memory.rules.credential_batch import batch_findings
+from bot.memory.rules.credential_batch import FOLLOWING, batch_findings
 from bot.memory.rules.credentials import credential_kind, cut, redact, without_credential_sentences
 from bot.memory.rules.sensitive import SENSITIVE_UNSPECIFIED, categories_in
 
@@ -179,7 +179,11 @@ def redacted_together(waiting: Sequence[Turn], turns: Sequence[Turn], user_id: i
     conversation not extracted yet) and of `turns` as one batch: a password named in one message and given in the
     next is cut from the one that holds it. A value cut from the user's words is cut from the other turns too (a
     reply that repeats it)."""
-    own = [turn for turn in [*waiting, *turns] if turn.role == "user" and turn.author_id == user_id]
+    def mine(items: Sequence[Turn]) -> list[Turn]:
+        return [turn for turn in items if turn.role == "user" and turn.author_id == user_id]
+
+    # Only the last few waiting turns can name what a new one gives, so a long burst costs each arrival the same.
+    own = [*mine(waiting)[-FOLLOWING:], *mine(turns)]
     texts = [turn.text for turn in own]
     found = dict(zip((id(turn) for turn in own), batch_findings(texts), strict=True))
     values = {turn.text[f.start : f.end]: f.kind for turn in own for f in found[id(turn)]}
