@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.rules.sensitive import HEALTH, RELIGION, _scan, categories_in, marked_category
+from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT
+from bot.memory.rules.sensitive import CATEGORIES, HEALTH, RELIGION, _scan, categories_in, marked_category
 from bot.memory.rules.sensitive_special import (
     BIOMETRIC,
     CRIMINAL_RECORD,
@@ -102,3 +103,9 @@ def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
     texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     assert len(texts) > 100
     assert [categories_in(text) for text in texts] == [_scan(text, triggers=False) for text in texts]
+
+
+def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_reads() -> None:
+    for category in CATEGORIES:
+        assert f'"{category}"' in EXTRACTION_SYSTEM_PROMPT
+        assert marked_category(category) == category
