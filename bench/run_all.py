@@ -45,6 +45,7 @@ BENCHMARKS = (
     "guard_errors",
     "credential_gate",
     "sensitive_gate",
+    "gate_corpora",
     "recall_state",
     "place_cap",
     "update_suite",

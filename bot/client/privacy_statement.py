@@ -134,6 +134,10 @@ def privacy_statement(
         "- Your health, sex life, religion, politics and finances are kept only when you ask it to remember them "
         "(`/memory remember`, or \"remember that ...\" in your message); the request covers what you said with it, "
         "not what you say later.",
+        "- The same holds for recovery from addiction, organ donation and transplant lists, criminal records, "
+        "immigration status, sexual orientation and gender identity, trade-union membership, and genetic and "
+        "biometric data.",
+        "- A password given over two messages (\"I changed my wifi password\" … \"it's now ...\") is removed too.",
         "",
         "**Deleted and edited messages**",
         "- Delete a message on Discord and what it taught goes too (not facts you wrote or corrected); an edited "

@@ -22,6 +22,8 @@ written here, independently of the engine (DESIGN section 7's table, section 8's
   What a forget promises holds the moment it answers (the fact gone, the summary empty in every place, nothing of
   the user left, nothing learned in the window left but a detail that a same-place merge gave an older fact), and
   a reply written during a wipe leaves no record behind.
+- a password a user gives over two messages (the name in one, the value in the next) reaches no extraction, no
+  memory block of any prompt and no stored record, though the model and the replies repeat what they are shown.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from tests.helpers import (
     press_through_discord,
     run_slash,
 )
+from tests.support.engine import parts
 from tests.support.hostile import (
     REASONING_MARK,
     SECTIONS,
@@ -73,6 +76,7 @@ ROUNDS = 16
 START = datetime(2030, 6, 1, 9, 0, tzinfo=UTC)  # a fixed clock: the same requests, so the same answers, every run
 FORGET_ROUNDS = (3, 6, 9, 12)
 KINDS = ("fact", "section", "minutes", "all")
+SECRETS = 2  # passwords given over two messages, after the rounds
 
 
 def tokens(text: str) -> set[str]:
@@ -164,6 +168,7 @@ class World:
     extraction_holds: dict[int, Gate] = field(default_factory=dict)  # user -> gate for their extractions
     held_extractions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     chat_holds: dict[str, Gate] = field(default_factory=dict)  # token -> gate for the reply to its message
+    secrets: list[str] = field(default_factory=list)  # passwords given over two messages: stored nowhere, ever
 
     def setup(self) -> None:
         d = self.h.discord
@@ -201,7 +206,7 @@ class World:
             self.rng.shuffle(self.room_cycle)
         return self.room_cycle.pop()
 
-    def message(self, room: str, uid: int | None = None) -> tuple[Any, Said]:
+    def message(self, room: str, uid: int | None = None, words: str = "") -> tuple[Any, Said]:
         channel, where = self.rooms[room]
         if where.kind == "dm":
             uid = where.id
@@ -209,7 +214,7 @@ class World:
             uid = self.rng.choice(list(NAMES))
         self.counter += 1
         token = f"tok-{LETTERS[uid]}-{self.counter}-q"
-        text = f"remember {token} please"
+        text = f"{words} {token}" if words else f"remember {token} please"
         if where.kind == "dm":
             message = self.h.discord.message(channel, self.users[uid], text)
         else:
@@ -218,11 +223,31 @@ class World:
         self.said[token] = said
         return message, said
 
-    async def say(self, room: str, uid: int | None = None) -> Said:
-        message, said = self.message(room, uid)
+    async def say(self, room: str, uid: int | None = None, words: str = "") -> Said:
+        message, said = self.message(room, uid, words)
         said.at = time.monotonic()
         await dispatch(self.h.bot, "message", message)
         return said
+
+    async def split_secret(self, rng: random.Random) -> None:
+        """A user gives a password over two messages in their DM, the name in one and the value in the next, within
+        one quiet period (a deployment's debounce sees them together; the test's is shorter, so it is lengthened
+        for the two). Neither message holds it alone; the model repeats what it is shown, and the reply repeats
+        the value: it must reach no stored byte, no extraction and no memory block. Said by a user with no partial
+        forget behind them, so the forget rules above judge the rounds alone."""
+        partial = {f.user for f in self.forgets if f.kind != "all"}
+        uid = rng.choice([u for u in NAMES if u not in partial] or list(NAMES))
+        secret = f"Walrus{rng.randint(100, 999)}{rng.choice('xyz')}!"
+        self.secrets.append(secret)
+        debouncer = parts(self.h.memory).learning.debouncer
+        quiet, longest = debouncer.quiet_seconds, debouncer.max_wait_seconds
+        debouncer.quiet_seconds, debouncer.max_wait_seconds = 30.0, 60.0
+        try:
+            await self.say(f"dm:{NAMES[uid]}", uid, "I changed my wifi password again")
+            await self.say(f"dm:{NAMES[uid]}", uid, f"it's now {secret} lol")
+        finally:
+            debouncer.quiet_seconds, debouncer.max_wait_seconds = quiet, longest
+        await self.h.memory.ops.flush(10)
 
     def room_of_user(self, uid: int) -> str:
         """A room the user can talk in: any of the servers' rooms or their own DM."""
@@ -581,6 +606,20 @@ class Checker:
                     for t in tokens(fact["content"])
                 )
 
+    def check_secrets(self) -> None:
+        """A password split over two messages is in no extraction, no chat prompt's memory and no stored record."""
+        for secret in self.w.secrets:
+            for _, body in self.extractions:
+                if secret in json.dumps(body, ensure_ascii=False):
+                    self.add("split secret: shown to the extraction model", secret)
+            for _, body, said in self.chats:
+                if secret in " ".join(memory_blocks(body["messages"])):
+                    self.add("split secret: in a chat prompt's memory", f"{secret} in the reply to {said.token}")
+            for snap in self.w.snapshots:
+                for record in snap.records:
+                    if secret in record.text:
+                        self.add("split secret: stored", f"{secret} in {record.where}")
+
     # --- storage ---
 
     def check_snapshot(self, snap: Snapshot) -> None:
@@ -776,10 +815,16 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
         await world.snapshot()
     await h.settle()
     await world.snapshot()
+    # Last, so the rounds above run as they always did: passwords given over two messages, then storage read again.
+    for number in range(SECRETS):
+        await world.split_secret(random.Random(seed * 100 + number))
+        await h.settle()
+        await world.snapshot()
 
     check = Checker(world)
     check.check_chats()
     check.check_extractions()
+    check.check_secrets()
     for snap in world.snapshots:
         check.check_snapshot(snap)
     check.check_forgets()
@@ -800,6 +845,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
         (f.kind, f.option, f.target_shown) for f in world.forgets
     ]
     assert all(len(f.in_flight) == 3 for f in world.forgets), [f.in_flight for f in world.forgets]
+    assert len(world.secrets) == SECRETS, world.secrets
     assert any(s.startswith("share ") and "everywhere" in s for s in world.shares), world.shares
     assert any(s.startswith("unshare ") and "only where I learned it" in s for s in world.shares), world.shares
     assert check.shared_used_elsewhere > 0, "no shared fact was used where only sharing let it be"

@@ -30,8 +30,9 @@ from bot.memory.rules.withhold import (
     Requests,
     asked_to_remember,
     credential_refusal,
+    credentials_together,
     fact_withheld,
-    redacted,
+    redacted_together,
     requests_in,
     summary_kept,
 )
@@ -197,11 +198,30 @@ def test_the_refusal_names_the_kind_never_the_secret() -> None:
 
 def test_a_pending_turn_is_rewritten_without_its_secrets_and_left_alone_without_any() -> None:
     turn = Turn("user", USER, "alice", f"my key is {KEY}, and I write Go", NOW, "t1")
-    clean = redacted(turn)
+    [clean] = redacted_together([], [turn], USER)
     assert clean.text == "my key is [API key removed], and I write Go"
     assert (clean.turn_id, clean.author_id, clean.at) == (turn.turn_id, turn.author_id, turn.at)
     plain = Turn("user", USER, "alice", "I write Go", NOW, "t2")
-    assert redacted(plain) is plain
+    assert redacted_together([], [plain], USER)[0] is plain
+
+
+def test_a_password_given_in_the_message_after_its_name_is_cut_reading_the_turns_waiting() -> None:
+    waiting = [Turn("user", USER, "alice", "I changed my wifi password again", NOW, "t1")]
+    reply = Turn("assistant", 999, "bot", "ok! so it's sunflower42 now?", NOW, "t3")
+    value = Turn("user", USER, "alice", "it's now sunflower42 lol", NOW, "t2")
+    other = Turn("user", 2002, "bob", "it's now marigold57", NOW, "t4")  # not read with Alice's words
+    cut, bot, bobs = redacted_together(waiting, [value, reply, other], USER)
+    assert cut.text == "it's now [password removed] lol"
+    assert bot.text == "ok! so it's [password removed] now?"  # a reply repeating the value loses it too
+    assert bobs.text == other.text
+    assert redacted_together([], [value], USER)[0] is value  # alone, the message holds no secret
+
+
+def test_facts_and_summary_sentences_that_hold_a_secret_only_together_are_withheld() -> None:
+    assert credentials_together(["Changed their wifi password again", "The new one is sunflower42"]) == [False, True]
+    assert credentials_together(["Changed their wifi password again", "Lives in Leeds"]) == [False, False]
+    summary = "They changed the wifi password. It is now sunflower42. They live in Leeds."
+    assert summary_kept(summary, NO_REQUESTS) == "They changed the wifi password. They live in Leeds."
 
 
 # --- the write path: apply, then the gate -------------------------------------------------------------------
@@ -231,6 +251,20 @@ def test_apply_stores_no_credential_and_no_unrequested_sensitive_fact() -> None:
     assert memory.user.workContext.summary == "Writes Go."
     assert memory.user.personalContext.summary == "Likes hiking."
     assert KEY not in memory.model_dump_json()
+
+
+def test_a_secret_a_model_splits_over_two_facts_or_two_sentences_is_not_stored() -> None:
+    memory = MemoryFile()
+    report = apply(
+        memory,
+        facts=[("Changed their wifi password again", "context"), ("The new one is sunflower42", "context"),
+               ("Keeps chickens in the garden", "context")],
+        personal="Changed the wifi password. It is now sunflower42. Keeps chickens.",
+    )
+    assert [fact.content for fact in memory.facts] == ["Changed their wifi password again",
+                                                       "Keeps chickens in the garden"]
+    assert memory.user.personalContext.summary == "Changed the wifi password. Keeps chickens."
+    assert report.withheld == 2 and "sunflower42" not in memory.model_dump_json()
 
 
 def test_a_request_in_the_batch_keeps_that_sensitive_fact_and_nothing_else_sensitive() -> None:

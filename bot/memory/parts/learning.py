@@ -42,7 +42,7 @@ from bot.memory.pipeline.filter import filter_messages
 from bot.memory.policy import MemoryPolicy
 from bot.memory.rules.places import extraction_view, merge_extraction_view
 from bot.memory.rules.sources import snapshot, stamp, user_message_ids
-from bot.memory.rules.withhold import redacted, requests_in
+from bot.memory.rules.withhold import redacted_together, requests_in
 from bot.memory.rules.write_gate import GateReport, ModelAuthor
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,9 @@ class _Batch:
     def of(cls, key: ConversationKey, generation: int, claim: Claim, memory: MemoryFile) -> _Batch:
         turns = list(claim.turns)
         applied = frozenset(memory.appliedTurnIds)
-        fresh = [turn for turn in turns if turn.turn_id not in applied]
+        # The batch read as a whole once more: turns queued apart (another process, before a restart) may hold
+        # a secret only together.
+        fresh = redacted_together([], [turn for turn in turns if turn.turn_id not in applied], key.user_id)
         ids = [turn.turn_id for turn in turns if turn.turn_id]
         return cls(key, generation, claim, memory, turns, applied, fresh, ids)
 
@@ -231,12 +233,13 @@ class Learning:
             return False
         # Every pending turn needs an id: it is how a batch is claimed, settled and forgotten. Secrets (keys,
         # passwords given as such, card and bank numbers) are cut out here, so they never reach the disk, the
-        # database or the extraction model.
+        # database or the extraction model; read with the user's turns still waiting, so a password named in one
+        # message and given in the next is cut too.
         turns = [
             dataclasses.replace(
-                redacted(turn), turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
+                turn, turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
             )
-            for turn in turns
+            for turn in redacted_together(self.debouncer.waiting(key), turns, key.user_id)
         ]
         if self.accepting:
             self.debouncer.add(key, turns)

@@ -96,6 +96,11 @@ class Debouncer:
             for turn in pending.turns
         )
 
+    def waiting(self, key: ConversationKey) -> list[Turn]:
+        """The key's turns waiting for their quiet period (not yet handed to the extractor), oldest first."""
+        pending = self._pending.get(key)
+        return list(pending.turns) if pending is not None else []
+
     async def wait_idle(self) -> None:
         """Until nothing is pending or running (tests await this instead of sleeping)."""
         await self._idle.wait()

@@ -55,9 +55,12 @@ Facts are short, durable, self-contained statements ("Writes Go microservices at
 - confidence: 0.9-1.0 stated explicitly by the user; 0.7-0.8 clearly implied; below 0.7 a guess (we discard those).
 Some facts are sensitive: the user's health (physical or mental: conditions, medication, therapy, pregnancy, \
 disability), sex life or sexual orientation, religion or beliefs, political opinions or votes, and finances \
-(income, debts, savings, money trouble). Give each such fact "sensitive" with one of "health", "sex life", \
-"religion", "politics", "finances", even when the user asked you to remember it; leave "sensitive" out of every \
-other fact. Jobs, studies, hobbies and interests are not sensitive ("Works as a nurse", "Follows politics \
+(income, debts, savings, money trouble), and also recovery from addiction, organ donation or a transplant list, \
+a criminal record, immigration status, gender identity, trade-union membership, and genetic or biometric data. Give \
+each such fact "sensitive" with one of "health", "sex life", "religion", "politics", "finances", "recovery and \
+addiction", "organ donation", "criminal record", "immigration status", "gender identity", "trade-union \
+membership", "genetic data", "biometric data", even when the user asked you to remember it; leave "sensitive" out \
+of every other fact. Jobs, studies, hobbies and interests are not sensitive ("Works as a nurse", "Follows politics \
 podcasts", "Is a bank teller"), and neither are other people's matters. Sensitive facts are kept only when the \
 user asked to remember them ("remember that ..."); do not write sensitive matters into a summary unless they did.
 Do not repeat a fact the memory already has, even in other words. When the user says something that makes a \

@@ -1,4 +1,6 @@
-"""Sensitive categories: health, sex life, religion, politics and finances are kept only when the user asks.
+"""Sensitive categories: health, sex life, religion, politics, finances and the categories of
+`bot.memory.rules.sensitive_special` (recovery and addiction, organ donation, criminal record, immigration status,
+gender identity, trade-union membership, genetic and biometric data) are kept only when the user asks.
 
 Three pure parts, used together by the apply step:
 - `marked_category` reads the extraction model's optional `"sensitive"` mark on a new fact, however a model writes
@@ -16,12 +18,18 @@ import re
 from functools import lru_cache
 from typing import Any
 
-HEALTH = "health"
-SEX_LIFE = "sex life"
-RELIGION = "religion"
-POLITICS = "politics"
-FINANCES = "finances"
-CATEGORIES = (HEALTH, SEX_LIFE, RELIGION, POLITICS, FINANCES)
+from bot.memory.rules.sensitive_special import (
+    FINANCES,
+    HEALTH,
+    POLITICS,
+    RELIGION,
+    SEX_LIFE,
+    SPECIAL_CATEGORIES,
+    SPECIAL_MARK_WORDS,
+    SPECIAL_PATTERNS,
+)
+
+CATEGORIES = (HEALTH, SEX_LIFE, RELIGION, POLITICS, FINANCES, *SPECIAL_CATEGORIES)
 
 # --- the model's mark -----------------------------------------------------------------------------------------
 
@@ -42,6 +50,7 @@ _MARK_WORDS: dict[str, str] = {
         ("finances", "finance", "financial", "money", "income", "salary", "debt", "debts", "wealth", "savings",
          "financial situation"), FINANCES),
 }
+_MARK_WORDS.update(SPECIAL_MARK_WORDS)  # "gender identity" names its own category now, not sex life
 SENSITIVE_UNSPECIFIED = "sensitive"  # marked, but with no category we know ("true", "yes", "other")
 _NOT_MARKED = frozenset({"", "false", "no", "none", "null", "n/a", "na", "0", "not sensitive", "nonsensitive"})
 
@@ -314,14 +323,21 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
                     r"saved", r"savings", r"afford")),
     )
 }
-_TRIGGER_LENGTHS = frozenset(len(prefix) for needed in _TRIGGER_WORDS.values() for prefix in needed)
+_SPECIAL_NEEDED = tuple(frozenset(_needed_words(pattern.pattern)) for _, pattern in SPECIAL_PATTERNS)
+_TRIGGER_LENGTHS = frozenset(
+    len(prefix) for needed in (*_TRIGGER_WORDS.values(), *_SPECIAL_NEEDED) for prefix in needed
+)
 _WORD = re.compile(r"[\w'’-]+")
+
+
+def _prefixes(text: str) -> set[str]:
+    return {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
 
 
 def _possible(text: str) -> set[str]:
     """The categories whose patterns could match `text`: it has one of their needed words (or, for finances, a
     digit). A few set operations, far cheaper than running every pattern."""
-    prefixes = {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
+    prefixes = _prefixes(text)
     found = {category for category, needed in _TRIGGER_WORDS.items() if needed & prefixes}
     if any(char.isdigit() for char in text):
         found.add(FINANCES)
@@ -335,9 +351,12 @@ _SOMEONE_ELSE = re.compile(
     r"|grandma|grandmother|grandfather|grandpa|grandparents?|aunt|uncle|cousin|colleagues?|co-?workers?|boss"
     r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
     r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
-    r"|\b(?:people|others|users|customers|someone|anyone|everyone|who|whose)\b",
+    r"|\b(?:people|others|users|customers|someone|anyone|everyone)\b",
     _FLAGS,
 )
+# "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
+_RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
+_DESCRIBES_THE_USER = re.compile(r"\s*(?:is|was|am|works as|['’]m)\s+an?\b", _FLAGS)
 _CLAUSE_START = re.compile(r"[.;!?]|\b(?:and|but|while|whereas|although)\b", _FLAGS)
 _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 
@@ -347,7 +366,9 @@ def _about_someone_else(text: str, start: int) -> bool:
     clause = text[:start]
     boundaries = list(_CLAUSE_START.finditer(clause))
     clause = clause[boundaries[-1].end() :] if boundaries else clause
-    return bool(_SOMEONE_ELSE.search(clause))
+    if _SOMEONE_ELSE.search(clause):
+        return True
+    return bool(_RELATIVE.search(clause)) and not _DESCRIBES_THE_USER.match(clause)
 
 
 def _in_a_name(text: str, start: int, end: int) -> bool:
@@ -368,16 +389,28 @@ def _scan(text: str, *, triggers: bool) -> frozenset[str]:
     found: set[str] = set()
     possible = _possible(text) if triggers else set(CATEGORIES)
     for category, pattern in _PATTERNS:
-        if category in found or category not in possible:
-            continue
-        for match in pattern.finditer(text):
-            if _about_someone_else(text, match.start()):
-                continue
-            if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
-                continue
+        if category not in found and category in possible and _states(text, category, pattern):
             found.add(category)
-            break
+    # `sensitive_special`: the same word gate, except for text outside ASCII (words in Chinese, Japanese or
+    # Korean run together, so no prefix names them)
+    prefixes = _prefixes(text) if triggers and text.isascii() else None
+    for (category, pattern), needed in zip(SPECIAL_PATTERNS, _SPECIAL_NEEDED, strict=True):
+        if category in found or (prefixes is not None and not needed & prefixes):
+            continue
+        if _states(text, category, pattern):
+            found.add(category)
     return frozenset(found)
+
+
+def _states(text: str, category: str, pattern: re.Pattern[str]) -> bool:
+    """A match of `pattern` in `text` about the user (not someone of theirs, not part of a name)."""
+    for match in pattern.finditer(text):
+        if _about_someone_else(text, match.start()):
+            continue
+        if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
+            continue
+        return True
+    return False
 
 
 def category_of(text: str) -> str | None:

@@ -1,8 +1,10 @@
 """What is withheld from memory: credentials always, sensitive categories unless the user asked to keep them.
 
-The policy every write to memory applies (pure functions; `bot.memory.rules.credentials` and
-`bot.memory.rules.sensitive` do the finding):
-- a new fact holding a credential is not stored; a sensitive fact (marked by the model or caught by the backstop)
+The policy every write to memory applies (pure functions; `bot.memory.rules.credentials`,
+`bot.memory.rules.credential_batch` and `bot.memory.rules.sensitive` do the finding):
+- a new fact holding a credential is not stored, alone or read with the other new facts of the write (a password
+  named in one and given in the next); a pending turn is cut read with the user's other turns of its batch;
+  a sensitive fact (marked by the model or caught by the backstop)
   is stored only when the user asked, in the same batch, to remember it;
 - a summary loses each sentence that holds a credential, or sensitive data the user did not ask to keep in this
   batch and that no stored fact already holds;
@@ -24,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.memory.models import Turn
-from bot.memory.rules.credentials import credential_kind, redact, without_credential_sentences
+from bot.memory.rules.credential_batch import FOLLOWING, batch_findings
+from bot.memory.rules.credentials import credential_kind, cut, redact, without_credential_sentences
 from bot.memory.rules.sensitive import SENSITIVE_UNSPECIFIED, categories_in
 
 _LEAD = (
@@ -144,14 +147,18 @@ _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
 def summary_kept(text: str, requests: Requests) -> str:
     """`text` without its sentences that hold a credential or sensitive data the requests do not cover."""
     text = without_credential_sentences(text)
-    kept: list[str] = []
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group(0).strip()
-        if not sentence:
-            continue
-        if requests.covers_all(sentence, categories_in(sentence)):
-            kept.append(sentence)
-    return " ".join(kept)
+    sentences = [match.group(0).strip() for match in _SENTENCE.finditer(text) if match.group(0).strip()]
+    together = credentials_together(sentences)  # "Changed the wifi password. It is now sunflower42."
+    return " ".join(
+        sentence for sentence, held in zip(sentences, together, strict=True)
+        if not held and requests.covers_all(sentence, categories_in(sentence))
+    )
+
+
+def credentials_together(texts: Sequence[str]) -> list[bool]:
+    """For each of `texts` (the new facts of one write, or a summary's sentences), whether it holds a credential
+    alone or read with the others: a model may split one over two facts as a person splits it over messages."""
+    return [bool(found) for found in batch_findings(texts)]
 
 
 def credential_refusal(text: str) -> str | None:
@@ -167,8 +174,26 @@ def credential_refusal(text: str) -> str | None:
     )
 
 
-def redacted(turn: Turn) -> Turn:
-    """`turn` with each credential in its text replaced by a marker ("[password removed]"): what a pending turn is
-    rewritten to once extracted. The same object when there is none, so a caller can skip the rewrite."""
-    text = redact(turn.text)
-    return turn if text == turn.text else dataclasses.replace(turn, text=text)
+def redacted_together(waiting: Sequence[Turn], turns: Sequence[Turn], user_id: int) -> list[Turn]:
+    """`turns` with each credential cut out, reading the user's own words of `waiting` (their turns of the same
+    conversation not extracted yet) and of `turns` as one batch: a password named in one message and given in the
+    next is cut from the one that holds it. A value cut from the user's words is cut from the other turns too (a
+    reply that repeats it)."""
+    def mine(items: Sequence[Turn]) -> list[Turn]:
+        return [turn for turn in items if turn.role == "user" and turn.author_id == user_id]
+
+    # Only the last few waiting turns can name what a new one gives, so a long burst costs each arrival the same.
+    own = [*mine(waiting)[-FOLLOWING:], *mine(turns)]
+    texts = [turn.text for turn in own]
+    found = dict(zip((id(turn) for turn in own), batch_findings(texts), strict=True))
+    values = {turn.text[f.start : f.end]: f.kind for turn in own for f in found[id(turn)]}
+    result: list[Turn] = []
+    for turn in turns:
+        if id(turn) in found:
+            text = cut(turn.text, found[id(turn)])
+        else:
+            text = redact(turn.text)
+            for value in sorted(values, key=len, reverse=True):
+                text = text.replace(value, f"[{values[value]} removed]")
+        result.append(turn if text == turn.text else dataclasses.replace(turn, text=text))
+    return result

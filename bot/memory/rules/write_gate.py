@@ -41,7 +41,14 @@ from bot.memory.errors import InvalidRequest
 from bot.memory.models import Fact, MemoryFile, Place, iso, new_fact_id
 from bot.memory.rules.places import Scope, may_use, reader, summary_place
 from bot.memory.rules.sources import set_sources, sources_of
-from bot.memory.rules.withhold import NO_REQUESTS, Requests, credential_refusal, fact_withheld, summary_kept
+from bot.memory.rules.withhold import (
+    NO_REQUESTS,
+    Requests,
+    credential_refusal,
+    credentials_together,
+    fact_withheld,
+    summary_kept,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,12 +329,17 @@ def sensitive_mark(fact: Fact) -> str | None:
 
 def _withheld_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, report: GateReport) -> set[str]:
     """Returns the ids of the new facts withheld."""
-    changed = {fact.id for fact in _changed_facts(before, after)}
+    new_facts = _changed_facts(before, after)
+    changed = {fact.id for fact in new_facts}
+    split = {fact.id for fact, held in zip(new_facts, credentials_together([f.content for f in new_facts]), strict=True)
+             if held}  # a credential only the new facts read together hold
     previous = {fact.id: fact for fact in before.facts}
     kept = []
     withheld = set()
     for fact in after.facts:
-        if fact.id in changed and fact_withheld(fact.content, sensitive_mark(fact), author.requests) is not None:
+        if fact.id in split or (
+            fact.id in changed and fact_withheld(fact.content, sensitive_mark(fact), author.requests) is not None
+        ):
             report.withheld += 1
             if fact.id in previous:  # a stored fact reworded with withheld words keeps its old wording
                 kept.append(previous[fact.id])

@@ -1,0 +1,154 @@
+"""Credentials given over several messages: "I changed my router password again" … "it's now sunflower42 lol".
+
+One message alone holds no secret here: the name is in one, the value in the next (or the value first, then
+"^ that's the new admin password"). So a batch of one user's messages is read three ways, and a span any of them
+finds is cut: each message alone (`find_credentials`), the messages joined into one text ("for the record my
+steam pw" + "is turnip-rocket-66"), and each message that names a credential without giving it, read with the
+next two messages as the value it names (the single-text rules judge "<name>: <what follows>", so what counts as
+a value is decided in one place), or with the one before it when a later message points back at it.
+Pure functions of the texts; arrival redaction and the step before extraction both use `redact_batch`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.memory.rules.credential_words import password_shaped, strongly_shaped
+from bot.memory.rules.credentials import cut, find_credentials
+from bot.memory.rules.findings import PASSWORD, Finding, merged
+
+FOLLOWING = 2  # how many later messages may carry the value a message names
+
+_NAME = re.compile(
+    r"(?:\b(?:(?:wi-?fi|wlan|router|admin|master|email|e-mail|account|login|steam|netflix|bank|vault|laptop|phone)"
+    r"[\s-]?)?(?:passwords?|passwd|pwd|pw|pass(?:code|phrase)?|passwort|kennwort|contraseña|contrasena|senha"
+    r"|wachtwoord|mot de passe|mdp|password|clave)\b"
+    r"|\b(?:api|secret|access|bot|deploy|auth|personal access|ssh|private)[\s_-]?(?:keys?|tokens?)\b|\btokens?\b"
+    r"|\b(?:seed|recovery|backup)[\s-](?:phrase|codes?|keys?)\b|\bmnemonic\b"
+    r"|\b(?:pins?|pin[\s-]?(?:code|number)|cvv2?|cvc2?|otp|puk|combination)\b"
+    r"|\b(?:(?:door|gate|alarm|garage|safe|lock|locker|entry|security|access|building|office|unlock|login|verification"
+    r"|sms|2fa|one-time|confirmation|auth|bank)[\s-])?codes?\b|\bcode (?:de|für|del|da|per)\b"
+    r"|(?:密码|密碼|口令|パスワード|暗証番号|비밀번호))",
+    re.IGNORECASE,
+)
+_DIGIT_NAME = re.compile(r"\b(?:pins?|pin[\s-]?(?:code|number)|cvv2?|cvc2?|otp|puk|codes?|combination)\b|暗証番号",
+                         re.IGNORECASE)
+_PHRASE_NAME = re.compile(r"\b(?:pass[\s-]?phrase|master password|seed[\s-]phrase|recovery[\s-]phrase|mnemonic)\b",
+                          re.IGNORECASE)
+# Words that lead up to a value: "it's now", "the new one is", "went with", "c'est", "ahora es", "è".
+_LEAD_IN = re.compile(
+    r"^(?:(?:ok|okay|so|and|also|btw|oh|well|nvm|found it|yeah|yes|right|the|new|current|old|one|it'?s|its|it is"
+    r"|is|was|now|still|set to|changed to|to|went with|using|use|same as before but with an? \w+|this time"
+    r"|c'est|es|ist|jetzt|è|é|e|ahora|agora|nu|teraz|now it'?s)\b[\s,:]*|[:=—–>-]+\s*|\^\s*)+",
+    re.IGNORECASE,
+)
+_CODE_VALUE = re.compile(r"(?<![\w:/.,-])#?[A-Z]?\d{3,8}#?(?:[ -]\d{3,4})?(?![\w:/.,%-])")
+_UNIT_AFTER = re.compile(r"\s*(?:am|pm|h|min|minutes|hours|days|digits?|characters?|chars?|times|%|€|\$|£)\b",
+                         re.IGNORECASE)
+_POINTS_BACK = re.compile(
+    r"^\s*(?:\^+|↑)?\s*(?:that'?s|thats|that is|this is|this was|that was|is|was|es|c'est|ist|das ist|è)\s+"
+    r"(?:\w+\s+){0,4}?(?:password|passwort|pw|pin|passcode|code|key|token|contraseña|senha|mot de passe)\b",
+    re.IGNORECASE,
+)
+_MAX_CODE_WORDS = 8
+
+
+def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
+    """The credentials in each of `texts` (one user's messages, in order), read alone and together."""
+    found = [find_credentials(text) for text in texts]
+    for index, finding in _joined(texts):
+        found[index].append(finding)
+    for index, text in enumerate(texts):
+        name = _NAME.search(text)
+        if name is None or found[index]:
+            continue
+        for later in range(index + 1, min(index + 1 + FOLLOWING, len(texts))):
+            given = _named_value(name.group(0), texts[later])
+            if given:
+                found[later] += given
+                break
+        if index > 0 and _POINTS_BACK.match(text) and not found[index - 1]:
+            found[index - 1] += _bare_value(texts[index - 1])
+    return [merged(findings) for findings in found]
+
+
+def redact_batch(texts: Sequence[str]) -> list[str]:
+    """Each of `texts` with what `batch_findings` finds in it replaced by a marker ("[password removed]")."""
+    return [cut(text, findings) for text, findings in zip(texts, batch_findings(texts), strict=True)]
+
+
+def _joined(texts: Sequence[str]) -> list[tuple[int, Finding]]:
+    """What the texts joined by spaces hold, as spans of the texts they fall in (cut at each text's edges)."""
+    if len(texts) < 2:
+        return []
+    starts, position = [], 0
+    for text in texts:
+        starts.append(position)
+        position += len(text) + 1
+    found: list[tuple[int, Finding]] = []
+    for finding in find_credentials(" ".join(texts)):
+        for index, start in enumerate(starts):
+            end = start + len(texts[index])
+            if finding.start < end and finding.end > start:
+                local = Finding(finding.kind, max(finding.start, start) - start, min(finding.end, end) - start)
+                if local.end > local.start:
+                    found.append((index, local))
+    return found
+
+
+def _named_value(name: str, text: str) -> list[Finding]:
+    """The value a later message gives for `name`: what the single-text rules find in "<name>: <rest>" after the
+    lead-in words, a code after a code's name, or the whole message when it is one password-like word (or a few
+    plain words after a passphrase's name)."""
+    lead = _LEAD_IN.match(text)
+    offset = lead.end() if lead else 0
+    rest = text[offset:]
+    if not rest.strip():
+        return []
+    prefix = f"{name}: "
+    shifted = [
+        Finding(f.kind, f.start - len(prefix) + offset, f.end - len(prefix) + offset)
+        for f in find_credentials(prefix + rest) if f.end > len(prefix)
+    ]
+    shifted = [f for f in shifted if _value_like(text[max(f.start, offset) : f.end])]
+    if shifted:
+        return [Finding(f.kind, max(f.start, offset), f.end) for f in shifted]
+    if _DIGIT_NAME.search(name):
+        return _code(text)
+    if _PHRASE_NAME.search(name) and re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+){2,7}", rest.strip()):
+        return [Finding(PASSWORD, offset, offset + len(rest.strip()))]
+    return _bare_value(text)
+
+
+def _value_like(value: str) -> bool:
+    """What a later message gives as the value must look like one: the rules read it after a strong name, where
+    any word would do ("password: jk")."""
+    return password_shaped(value) or strongly_shaped(value) or " " in value.strip() or len(value) >= 12 or bool(
+        re.search(r"\d{3}", value)
+    )
+
+
+def _code(text: str) -> list[Finding]:
+    """A code in a short message after a code's name ("nvm found it, 2286", "730 512 is that normal")."""
+    if len(text.split()) > _MAX_CODE_WORDS:
+        return []
+    for match in _CODE_VALUE.finditer(text):
+        if not _UNIT_AFTER.match(text, match.end()):
+            return [Finding(PASSWORD, *match.span())]
+    return []
+
+
+def _bare_value(text: str) -> list[Finding]:
+    """A message that is nothing but one password-like word (quoted or not), after the lead-in words."""
+    lead = _LEAD_IN.match(text)
+    offset = lead.end() if lead else 0
+    word = text[offset:].strip()
+    trailing = re.match(r"(\S+)(?:\s+(?:lol|haha|xd|:\)|pls|please|now|btw))?\s*[.!]?$", word, re.IGNORECASE)
+    if trailing is None:
+        return []
+    value = trailing.group(1).strip("'\"`“”‘’")
+    start = text.find(value, offset)
+    if len(value) >= 6 and (password_shaped(value) or re.search(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]", value)):
+        return [Finding(PASSWORD, start, start + len(value))]
+    return []

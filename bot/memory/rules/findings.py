@@ -1,0 +1,34 @@
+"""What the credential rules report: a `Finding` (the kind of secret and its span), the kinds' names, and how
+overlapping findings join. Shared by the single-text rules and the rules that read messages together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+API_KEY = "API key"
+TOKEN = "token"  # noqa: S105 -- a kind's name
+PASSWORD = "password"  # noqa: S105 -- a kind's name
+CARD = "card number"
+IBAN = "IBAN"
+PRIVATE_KEY = "private key"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One credential: what kind, and where (`text[start:end]` is the secret itself)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def merged(findings: list[Finding]) -> list[Finding]:
+    """Sorted, overlapping spans joined (the earlier finding's kind wins)."""
+    joined: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if joined and finding.start < joined[-1].end:
+            last = joined[-1]
+            joined[-1] = Finding(last.kind, last.start, max(last.end, finding.end))
+        else:
+            joined.append(finding)
+    return joined

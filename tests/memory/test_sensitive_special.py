@@ -1,0 +1,111 @@
+"""The sensitive backstop's wider reach: recovery and addiction, organ donation, criminal records, immigration
+status, gender identity, trade-union membership, genetic and biometric data, and details inside longer facts; while
+jobs, studies, hobbies, things and other people's matters that borrow the words stay ordinary. Error rates on
+labelled corpora: `bench/gate_corpora.py`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT
+from bot.memory.rules.sensitive import CATEGORIES, HEALTH, RELIGION, _scan, categories_in, marked_category
+from bot.memory.rules.sensitive_special import (
+    BIOMETRIC,
+    CRIMINAL_RECORD,
+    GENDER_IDENTITY,
+    GENETIC,
+    IMMIGRATION,
+    ORGAN_DONATION,
+    RECOVERY,
+    TRADE_UNION,
+)
+from bot.memory.rules.withhold import NO_REQUESTS, Requests, fact_withheld
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Goes to Narcotics Anonymous every Wednesday", RECOVERY),
+        ("Picks up methadone from the pharmacy before work", RECOVERY),
+        ("Builds furniture and has been off heroin for two years", RECOVERY),
+        ("Is a registered organ donor", ORGAN_DONATION),
+        ("Has been on the transplant list for a new lung since May", ORGAN_DONATION),
+        ("Runs a food truck and had a kidney transplant in 2018", ORGAN_DONATION),
+        ("Served three years in prison for robbery", CRIMINAL_RECORD),
+        ("Sees their probation officer on Mondays", CRIMINAL_RECORD),
+        ("Paints murals and has a pending assault charge", CRIMINAL_RECORD),
+        ("Is waiting for a decision on their asylum claim", IMMIGRATION),
+        ("Is in Canada on a work permit that expires in June", IMMIGRATION),
+        ("Teaches piano in Leeds on a student visa", IMMIGRATION),
+        ("Is a trans woman", GENDER_IDENTITY),
+        ("Started testosterone last spring", GENDER_IDENTITY),
+        ("Has their first appointment at the gender identity clinic in May", GENDER_IDENTITY),
+        ("Is the union rep at the bus depot", TRADE_UNION),
+        ("Drives trams and is a Unite member", TRADE_UNION),
+        ("Ist Mitglied der Gewerkschaft ver.di", TRADE_UNION),
+        ("Carries the BRCA2 mutation", GENETIC),
+        ("A DNA test showed they carry a gene variant linked to early Alzheimer's", GENETIC),
+        ("Registered their fingerprints with the border agency", BIOMETRIC),
+        ("Enrolled a voiceprint for telephone banking", BIOMETRIC),
+        ("Works night shifts as a nurse in Dublin while pregnant", HEALTH),
+        ("Is a teacher who goes to synagogue every Saturday", RELIGION),
+        ("Arbeitet in Köln und ist schwanger", HEALTH),
+    ],
+)
+def test_what_the_user_says_about_themselves_is_caught(text: str, category: str) -> None:
+    assert category in categories_in(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Works as an immigration lawyer in Leeds",
+        "Plays rugby union on Sundays",
+        "Transplanted the basil into a bigger pot",
+        "Is a prison officer at a young offenders' unit",
+        "Uses Face ID to unlock their phone",
+        "Works on fingerprint sensors at a hardware startup",
+        "Studies genetics at Oxford",
+        "Their brother is on parole",
+        "Switched to Linux and calls it their transition era",
+        "Donated their old bike to a charity shop",
+        "Plays a Hammond organ in a blues band",
+        "Works on diabetes research software",
+        "Loves the true-crime podcast Serial",
+        "Commutes through Union Station",
+    ],
+)
+def test_look_alikes_stay_ordinary(text: str) -> None:
+    assert categories_in(text) == frozenset()
+
+
+def test_the_models_mark_names_the_new_categories() -> None:
+    assert marked_category("criminal record") == CRIMINAL_RECORD
+    assert marked_category("Immigration status") == IMMIGRATION
+    assert marked_category("trade_union") == TRADE_UNION
+    assert marked_category("gender identity") == GENDER_IDENTITY
+
+
+def test_a_new_category_is_kept_only_when_asked() -> None:
+    fact = "Is on probation until March"
+    assert fact_withheld(fact, None, NO_REQUESTS) == CRIMINAL_RECORD
+    asked = Requests(("I'm on probation until March, please remember it",))
+    assert fact_withheld(fact, None, asked) is None
+
+
+def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
+    """The backstop runs a category's patterns only when the text has one of their words: on the held-out set,
+    that gives what running every pattern gives."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates" / "sensitive_heldout.jsonl"
+    texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
+    assert len(texts) > 100
+    assert [categories_in(text) for text in texts] == [_scan(text, triggers=False) for text in texts]
+
+
+def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_reads() -> None:
+    for category in CATEGORIES:
+        assert f'"{category}"' in EXTRACTION_SYSTEM_PROMPT
+        assert marked_category(category) == category
