@@ -80,7 +80,9 @@ def fact_line(
 
 def history_note(fact: Fact, memory: MemoryFile) -> str:
     """How a closed fact ended: since when it no longer holds, and the fact that replaced it (while it is kept)."""
-    parts = [f"until {fact.validTo[:10]}"] if fact.validTo else []
+    parts = [f"said {fact.said_at[:10]}"] if fact.said_at and fact.validUntil else []
+    ended = fact.validUntil if fact.validUntil and not fact.supersededBy else fact.validTo[:10]
+    parts += [f"until {ended}"] if ended else []
     if fact.supersededBy and memory.fact_by_id(fact.supersededBy) is not None:
         parts.append(f"replaced by {fact.supersededBy}")
     return ", ".join(parts) or "no longer holds"

@@ -55,6 +55,7 @@ from bot.memory.requests import (
     PrivacyMode,
     Resume,
 )
+from bot.memory.rules import lifetimes
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.write_gate import UserAuthor, derived_from
 
@@ -128,8 +129,14 @@ class UserMemory:
     # --- seeing --------------------------------------------------------------------------------------------
 
     async def show(self) -> MemoryFile:
-        """The user's whole memory (shared with the cache: read-only)."""
-        return await self._storage.memories.load(self.user_id)
+        """The user's whole memory (shared with the cache: read-only); facts past their last day show as history
+        even before the next save closes them."""
+        memory = await self._storage.memories.load(self.user_id)
+        now = self._shared.clock()
+        if any(fact.lapsed(lifetimes.today(now)) for fact in memory.facts):
+            memory = memory.model_copy(deep=True)
+            lifetimes.lapse(memory, now)
+        return memory
 
     async def export(self) -> bytes:
         """The user's whole memory as pretty JSON, for `/memory export` and the console."""
