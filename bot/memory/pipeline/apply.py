@@ -389,3 +389,8 @@ def _unused_id(taken: set[str]) -> str:
         pass
     taken.add(candidate)
     return candidate
+
+
+def near_duplicate(facts: list[Fact], content: str, threshold: float) -> Fact | None:
+    """The fact of `facts` that `content` repeats (the same test new facts pass: exact or near), else None."""
+    return _closest(facts, content, threshold)
