@@ -7,10 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from bot.memory.models import Fact, MemoryFile, iso
 from cogs.memory.rendering import IN_DMS, build_show_pages, memory_as_markdown
-from tests.cogs.conftest import ALICE_ID, Scene
+from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import Clock, calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
+from tests.support.engine import parts, save_memory
 from tests.support.llm_server import Response, extraction
 
 
@@ -150,3 +153,30 @@ async def test_a_time_boxed_fact_is_used_in_its_week_then_is_history_and_frees_i
     facts_part, _, history_part = (page.description or "").partition("**History**")
     assert "dental conference" not in facts_part and "bakery" in facts_part
     assert f"`{rome['id']}` ~~Is in Rome" in history_part and "said 2024-06-12, until 2024-06-16" in history_part
+
+
+def aged(content: str, days_ago: int, now: datetime, **fields: Any) -> Fact:
+    stamp = iso(now - timedelta(days=days_ago))
+    return Fact(id=f"fact_{days_ago:08x}", content=content, confidence=0.9, createdAt=stamp, observedAt=stamp,
+                lastConfirmedAt=stamp, **fields)
+
+
+@pytest.mark.parametrize(("origin", "used"), [("", "padel"), ("user", "tennis")])
+async def test_a_fact_nobody_confirmed_for_half_a_year_loses_a_near_tie_unless_the_user_wrote_it(
+    make_harness: MakeHarness, origin: str, used: str
+) -> None:
+    h = await make_harness(memory_top_k=1)
+    scene = make_scene(h)
+    clock = Clock(datetime(2025, 6, 1, 12, 0, tzinfo=UTC))
+    h.memory.clock = clock
+    h.discord.clock = clock
+    # Stored newest first: without staleness the tie would go to the later (older) fact.
+    memory = MemoryFile(facts=[aged("Plays padel on Saturdays at the club", 2, clock.now),
+                               aged("Plays tennis on Saturdays at the club", 400, clock.now, origin=origin)])
+    await save_memory(parts(h.memory).storage.memories, ALICE_ID, memory)
+    asked = h.discord.message(scene.alice_dm, scene.alice_user, "what shall I do on Saturdays at the club?")
+    await dispatch(h.bot, "message", asked)
+    prompt = str(h.llm.chat_requests[-1]["messages"])
+    assert f"Plays {used}" in prompt and f"Plays {({'padel', 'tennis'} - {used}).pop()}" not in prompt
+    stored = h.memory_on_disk(ALICE_ID)
+    assert stored is not None and len(stored["facts"]) == 2  # age alone never deletes

@@ -79,7 +79,7 @@ class Recall:
         holding = lifetimes.current(facts, self.clock())
         over = {id(fact) for fact in facts} - {id(fact) for fact in holding}
         top_k = self.policy.top_k + len(over)
-        selected = self.selector.select(key, revision, facts, recent_texts, top_k)
+        selected = self.selector.select(key, revision, facts, recent_texts, top_k, now=self.clock())
         selected = [fact for fact in selected if id(fact) not in over][: self.policy.top_k]
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries

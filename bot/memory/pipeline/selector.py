@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Protocol
 
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
+from bot.memory.pipeline.staleness import stale_factors
 from bot.storage.lru import LruCache
 
 SIMILARITY_WEIGHT = 0.6
@@ -202,13 +204,19 @@ class FactIndex:
         result: NDArray[np.float64] = matched / best
         return result
 
-    def top(self, query: str, top_k: int) -> list[Fact]:
-        """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first)."""
-        return rank(self.facts, self.similarities(query), self.confidence, top_k)
+    def top(self, query: str, top_k: int, *, factor: NDArray[np.float64] | None = None) -> list[Fact]:
+        """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first); each
+        score times its `factor` when given (staleness, `bot.memory.pipeline.staleness`)."""
+        return rank(self.facts, self.similarities(query), self.confidence, top_k, factor=factor)
 
 
 def rank(
-    facts: Sequence[Fact], similarity: NDArray[np.float64], confidence: NDArray[np.float64], top_k: int
+    facts: Sequence[Fact],
+    similarity: NDArray[np.float64],
+    confidence: NDArray[np.float64],
+    top_k: int,
+    *,
+    factor: NDArray[np.float64] | None = None,
 ) -> list[Fact]:
     """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first, ties broken newest first.
 
@@ -218,6 +226,8 @@ def rank(
     if top_k <= 0 or not facts:
         return []
     scores = SIMILARITY_WEIGHT * similarity + CONFIDENCE_WEIGHT * confidence
+    if factor is not None:
+        scores = scores * factor
     order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
     return [facts[i] for i in order.tolist()]
 
@@ -247,8 +257,10 @@ class FactSelector:
         top_k: int = 15,
         cache_size: int = 512,
         build: Callable[[Sequence[Fact]], RankedIndex] = FactIndex.build,
+        stale_days: int = 0,
     ) -> None:
         self.top_k = top_k
+        self.stale_days = stale_days  # 0: no staleness (`bot.memory.pipeline.staleness`)
         self._build = build
         self._cache: LruCache[str, tuple[int, RankedIndex]] = LruCache(cache_size)
 
@@ -281,11 +293,17 @@ class FactSelector:
         facts: Sequence[Fact],
         recent_texts: Sequence[str],
         top_k: int | None = None,
+        *,
+        now: datetime | None = None,
     ) -> list[Fact]:
+        """The best facts for the conversation; with `now` (and `stale_days`), stale facts rank a little lower."""
         if not facts:
             return []
         index = self.index_for(user_key, revision, facts)
-        return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
+        wanted = self.top_k if top_k is None else top_k
+        if now is not None and self.stale_days > 0 and isinstance(index, FactIndex):
+            return index.top(build_query(recent_texts), wanted, factor=stale_factors(index.facts, now, self.stale_days))
+        return index.top(build_query(recent_texts), wanted)
 
     def forget(self, user_key: str) -> None:
         self._cache.discard(user_key)
