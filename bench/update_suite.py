@@ -20,6 +20,9 @@ hours after the message; then the later line the same way. Then:
 - relative dates resolved: statements whose fact carries the hand-written date (`eventDate`);
 - said at the message's time: facts whose `observedAt` is the message's time, not the extraction's.
 
+The lifetimes of time-boxed facts and their durable look-alikes are the suite's second part (`bench.update_lifetimes`,
+its own corpus, run after the pairs).
+
 Models: the scripted stand-in (`tests.support.llm_server`) answers every extraction as a careful model would, in two
 dialects: "full" uses the optional fields (`replaces`, `when`, `eventDate`), "documented" only the documented shape
 (content, category, confidence, factsToRemove), which leaves linking and dating to the code. `--real` also runs a
@@ -374,6 +377,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         theirs = base.get(variant) if isinstance(base, dict) else None
         tables.append(table(variant, ours, theirs, ref, targets=variant == "full"))
         tables[-1].print()
+    from bench import update_lifetimes  # here, not at the top: the baseline's checkout runs this file without it
+
+    for lifetimes in update_lifetimes.tables(args.smoke):
+        lifetimes.print()
+        tables.append(lifetimes)
     return exit_code(tables, smoke=args.smoke)
 
 

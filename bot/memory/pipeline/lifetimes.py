@@ -36,7 +36,7 @@ _PAST_EN = re.compile(
     r"have\s+been|used\s+to)\b|^\s*[A-Za-z]{3,}ed\b",
     re.IGNORECASE,
 )
-_PAST_CJK = re.compile(r"了|过|過|曾|(?:ました|でした|だった|った|んだ|いた|きた|した)(?:$|[。、！!よね])")
+_PAST_CJK = re.compile(r"了|过|過|曾|(?:た|んだ)(?:$|[。、！!よね])|ました|でした")
 _HABIT = re.compile(
     r"\b(?:every|each|usually|always|often|weekly|daily|monthly|yearly|annually|weekends|weekdays|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b|每|毎|平日|いつも|通常|总是|總是|經常|经常",
