@@ -5,15 +5,11 @@ owner and survive a restart, and every bad file answered with one line and nothi
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
-from unittest.mock import NonCallableMagicMock
 
-import discord
 import pytest
-from discord.components import _component_factory
 
 from bot.memory.doors import ForgetEverything
 from bot.memory.models import Place
@@ -21,90 +17,20 @@ from cogs.memory.views import OWNER_ONLY
 from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, Scene
 from tests.helpers import (
     Harness,
-    behave,
     calls,
-    command_payload,
     dispatch,
     extraction_input,
     make_interaction,
     make_user,
-    next_id,
     run_slash,
     seed_memory,
-    spec,
 )
+from tests.support.importing import buttons, press, preview_of, run_import
 from tests.support.llm_server import Response, extraction
 
 ALICE = make_user(ALICE_ID, "Alice")
 BOB = make_user(BOB_ID, "Bob")
 PASSWORD = "hunter2-Blue!Sky"
-
-
-async def run_import(bot: Any, user: Any, filename: str, data: bytes, *, size: int | None = None) -> Any:
-    """`/memory import file:<attachment>` as the gateway delivers it: the attachment in the payload's `resolved`
-    part, built by discord.py's own namespace into a `discord.Attachment` whose download returns `data`."""
-    interaction = make_interaction(user)
-    attachment_id = str(next_id())
-    payload = command_payload("memory import")
-    payload["options"][0]["options"] = [{"type": 11, "name": "file", "value": attachment_id}]
-    url = f"https://cdn.discordapp.com/attachments/1/2/{filename}"
-    payload["resolved"] = {"attachments": {attachment_id: {
-        "id": attachment_id, "filename": filename, "size": len(data) if size is None else size, "url": url,
-        "proxy_url": url,
-    }}}
-    http = spec(discord.http.HTTPClient)
-    fetched: list[str] = []
-
-    async def get_from_cdn(address: str) -> bytes:
-        fetched.append(address)
-        return data
-
-    behave(http, discord.http.HTTPClient, "get_from_cdn", get_from_cdn)
-    state = NonCallableMagicMock(spec=discord.state.ConnectionState)  # `http` is set per instance, not a slot
-    state.http = http
-    interaction._state = state
-    interaction.data = payload
-    interaction.type = discord.InteractionType.application_command
-    interaction.client = bot
-    interaction.command_failed = False
-    interaction.command = bot.tree._get_app_command_options(payload)[0]
-    interaction.extras["fetched"] = fetched
-    before = asyncio.all_tasks()
-    bot.tree._from_interaction(interaction)
-    await asyncio.gather(*(asyncio.all_tasks() - before))
-    return interaction
-
-
-def as_sent(view: discord.ui.View) -> Any:
-    return spec(discord.Message, id=next_id(), components=[_component_factory(row) for row in view.to_components()],
-                flags=discord.MessageFlags())
-
-
-def buttons(message: Any) -> dict[str, str]:
-    return {child.label: child.custom_id for row in message.components for child in row.children}
-
-
-async def press(h: Harness, message: Any, label: str, user: Any) -> Any:
-    """A press as the gateway delivers it: the view store finds the dynamic item by its custom id."""
-    custom_id = buttons(message)[label]
-    interaction = make_interaction(user)
-    interaction.message = message
-    interaction.client = h.bot
-    interaction.type = discord.InteractionType.component
-    interaction.data = {"custom_id": custom_id, "component_type": 2}
-    before = asyncio.all_tasks()
-    h.bot._connection._view_store.dispatch_view(2, custom_id, interaction)
-    await asyncio.gather(*(asyncio.all_tasks() - before))
-    return interaction
-
-
-def preview_of(answered: Any) -> tuple[str, Any]:
-    """The preview's text and the message its buttons were sent with (None without buttons)."""
-    call = calls(answered)[-1]
-    embed = call.kwargs.get("embed")
-    assert embed is not None, call
-    view = call.kwargs.get("view")
-    return embed.description or "", as_sent(view) if view is not None else None
 
 
 def facts_on_disk(h: Harness) -> list[dict[str, Any]]:
@@ -230,7 +156,7 @@ OTHER_EXPORT = json.dumps({"version": "2.0", "facts": [{"id": "fact_1", "content
         ("bob.json", OTHER_EXPORT, None, "someone else's memory export"),
         ("empty.md", b"# Memories\n\n---\n", None, "no memories to import"),
         ("many.txt", "".join(f"Fact number {n} about my hobbies\n" for n in range(6)).encode(), None,
-         "only 2 more fit"),
+         "That is 6 new memories, but only 3 more fit (I keep at most 3 facts)"),  # a learned fact gives way
     ],
 )
 async def test_each_bad_file_gets_one_line_and_nothing_is_stored(
@@ -246,3 +172,18 @@ async def test_each_bad_file_gets_one_line_and_nothing_is_stored(
     assert h.memory_path(ALICE_ID).read_bytes() == before
     if size is not None:
         assert answered.extras["fetched"] == []  # over the limit: never downloaded
+
+
+async def test_at_the_cap_learned_facts_make_way_for_imported_ones_and_the_users_own_stay(
+    make_harness: MakeHarness,
+) -> None:
+    h = await make_harness(memory_max_facts=3)
+    await seed_memory(h.memory, ALICE_ID, ["Lives in Lisbon near the river", "Works in a bakery on weekdays"])
+    own = await h.memory.user(ALICE_ID).add("Hates coriander in every dish", place=Place.dm())
+    text, message = preview_of(await run_import(h.bot, ALICE, "notes.txt", b"Keeps two cats\nRuns marathons\n"))
+    assert "**Will be added** (2)" in text
+    await press(h, message, "Import", ALICE)
+    contents = {f["content"]: f.get("origin", "") for f in facts_on_disk(h)}
+    assert contents == {own.content: "user", "Keeps two cats": "imported", "Runs marathons": "imported"}
+    answered = await run_import(h.bot, ALICE, "more.txt", b"Plays the oboe\n")
+    assert "only 0 more fit" in calls(answered)[-1].content and len(facts_on_disk(h)) == 3

@@ -6,7 +6,8 @@ of everything and by retention, and never holding a refused item, so a credentia
 while the user decides. The buttons carry only its token, so a press after a restart finds it.
 Confirming (`confirm`) stores the new memories through the writer and its gate as the user's own facts
 (`origin: imported`: never changed or evicted by the model, never ageing), learned in the DM place, with the dates
-an export gave them; sensitive ones only when asked. More than the fact cap leaves room for is refused whole.
+an export gave them; sensitive ones only when asked. Learned facts make way for them under the fact cap (evicted as
+the cap evicts, history first); more than the cap leaves room for beside the user's own facts is refused whole.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from bot.memory.errors import InvalidRequest
 from bot.memory.models import DM_PLACE, ORIGIN_IMPORTED, Fact, MemoryFile, iso, new_fact_id
 from bot.memory.parts.writer import MemoryWriter
-from bot.memory.pipeline.apply import near_duplicate
+from bot.memory.pipeline.apply import evict_overflow, near_duplicate
 from bot.memory.pipeline.importing import MAX_IMPORT_BYTES, ImportItem, read_items, sort_items, too_large
 from bot.memory.requests import Imported, ImportPreview
 from bot.memory.rules.lifetimes import current
@@ -60,7 +61,9 @@ class Importer:
         return near_duplicate(facts, content, self._similarity)
 
     def _room(self, memory: MemoryFile, now: datetime) -> int:
-        return self._writer.max_facts - len(current(memory.live_facts(), now))
+        """How many more of the user's own facts fit under the cap: learned facts give way (evicted as the cap
+        evicts them, history and the least valuable first), what the user wrote or imported does not."""
+        return self._writer.max_facts - sum(1 for fact in current(memory.live_facts(), now) if fact.user_owned)
 
     async def preview(self, data: bytes | None, *, size: int) -> ImportPreview:
         """Read and sort a file (`data` None: not downloaded, being over the limit) and keep what it would store
@@ -129,6 +132,7 @@ class Importer:
         if len(added) > room:
             raise _no_room(len(added), room, self._writer.max_facts)
         draft.facts.extend(added)
+        evict_overflow(draft, self._writer.max_facts)
         return added
 
     async def cancel(self, token: str) -> bool:
