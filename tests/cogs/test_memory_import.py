@@ -77,6 +77,8 @@ async def test_export_forget_everything_import_gives_back_the_same_facts_used_in
     assert "commutes to Braga" in str(h.llm.chat_requests[-1]["messages"])
     shown = await h.memory.user(ALICE_ID).show()
     assert all(fact.user_owned for fact in shown.facts)  # the model never changes or evicts them
+    page = calls(await run_slash(bot, make_interaction(ALICE), "memory show"))[-1].kwargs["embed"]
+    assert (page.description or "").count("*yours, imported*") == 3
 
 
 async def run_import_export(bot: Any) -> bytes:

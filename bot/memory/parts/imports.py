@@ -12,6 +12,7 @@ the cap evicts, history first); more than the cap leaves room for beside the use
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -25,6 +26,8 @@ from bot.memory.pipeline.importing import MAX_IMPORT_BYTES, ImportItem, read_ite
 from bot.memory.requests import Imported, ImportPreview
 from bot.memory.rules.lifetimes import current
 from bot.memory.rules.write_gate import UserAuthor
+
+log = logging.getLogger(__name__)
 
 PENDING_FIELD = "pendingImport"
 IMPORT_CONFIRM_MINUTES = 15
@@ -85,6 +88,10 @@ class Importer:
                 setattr(draft, PENDING_FIELD, {"token": token, "expiresAt": expires, "items": records})
             else:
                 drop_pending(draft)
+        log.info(
+            "import preview for user %s: %d to add, %d known, %d refused, %d sensitive", self.user_id,
+            len(found.adding), len(found.known), len(found.refused), len(found.sensitive),
+        )
         return ImportPreview(
             token=token,
             adding=tuple(item.content for item in found.adding),
@@ -116,6 +123,7 @@ class Importer:
                 added = self._store(draft, chosen, now)
         if expired:
             raise InvalidRequest(EXPIRED)
+        log.info("import for user %s: %d facts stored, %d sensitive left out", self.user_id, len(added), left_out)
         return Imported(tuple(fact.id for fact in added), sensitive_left_out=left_out)
 
     def _store(self, draft: MemoryFile, records: list[dict[str, Any]], now: datetime) -> list[Fact]:

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
-from bot.memory.pipeline.staleness import stale_factors
+from bot.memory.pipeline.staleness import factors_of, last_seen_days
 from bot.storage.lru import LruCache
 
 SIMILARITY_WEIGHT = 0.6
@@ -263,6 +263,7 @@ class FactSelector:
         self.stale_days = stale_days  # 0: no staleness (`bot.memory.pipeline.staleness`)
         self._build = build
         self._cache: LruCache[str, tuple[int, RankedIndex]] = LruCache(cache_size)
+        self._seen: LruCache[str, tuple[tuple[Fact, ...], NDArray[np.float64]]] = LruCache(cache_size)
 
     def is_cached(self, user_key: str, revision: int) -> bool:
         """True when the index of this revision is built already (a selection is then a cheap lookup)."""
@@ -302,17 +303,30 @@ class FactSelector:
         index = self.index_for(user_key, revision, facts)
         wanted = self.top_k if top_k is None else top_k
         if now is not None and self.stale_days > 0 and isinstance(index, FactIndex):
-            return index.top(build_query(recent_texts), wanted, factor=stale_factors(index.facts, now, self.stale_days))
+            factor = factors_of(self._seen_days(user_key, index), now, self.stale_days)
+            return index.top(build_query(recent_texts), wanted, factor=factor)
         return index.top(build_query(recent_texts), wanted)
+
+    def _seen_days(self, user_key: str, index: FactIndex) -> NDArray[np.float64]:
+        """The facts' last-seen days of this index, computed once per index (kept beside it, as many as it)."""
+        cached = self._seen.peek(user_key)
+        if cached is not None and cached[0] is index.facts:
+            return cached[1]
+        seen = last_seen_days(index.facts)
+        self._seen.put(user_key, (index.facts, seen))
+        return seen
 
     def forget(self, user_key: str) -> None:
         self._cache.discard(user_key)
+        self._seen.discard(user_key)
 
     def forget_prefixed(self, user_key: str, prefix: str) -> None:
         """Drop `user_key` and every key starting with `prefix` (a user's per-place indexes): a scan of the bounded
         cache, so nobody needs to keep an index of keys per user."""
         for key in [key for key in self._cache if key == user_key or key.startswith(prefix)]:
             self._cache.discard(key)
+        for key in [key for key in self._seen if key == user_key or key.startswith(prefix)]:
+            self._seen.discard(key)
 
     @property
     def cached(self) -> int:

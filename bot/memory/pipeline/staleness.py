@@ -41,18 +41,26 @@ def last_seen(fact: Fact) -> float | None:
 
 def stale_factor(fact: Fact, now: datetime, stale_days: int) -> float:
     """The factor on `fact`'s score at `now` (1.0: not stale, or it never ages)."""
-    if stale_days <= 0 or fact.user_owned:
-        return 1.0
-    seen = last_seen(fact)
-    if seen is None:
-        return 1.0
-    age = (now.timestamp() - seen) / SECONDS_PER_DAY
-    if age <= stale_days:
-        return 1.0
-    over = min(1.0, (age - stale_days) / stale_days)
-    return 1.0 - (1.0 - STALE_FLOOR) * over
+    return float(factors_of(last_seen_days([fact]), now, stale_days)[0])
 
 
 def stale_factors(facts: Sequence[Fact], now: datetime, stale_days: int) -> NDArray[np.float64]:
     """`stale_factor` of every fact, in order."""
-    return np.fromiter((stale_factor(fact, now, stale_days) for fact in facts), dtype=np.float64, count=len(facts))
+    return factors_of(last_seen_days(facts), now, stale_days)
+
+
+def last_seen_days(facts: Sequence[Fact]) -> NDArray[np.float64]:
+    """When each fact was last said or confirmed, in days since the epoch; NaN for a fact that never ages (the
+    user's own, or undated). Computed once per index: a reply then only does the arithmetic."""
+    days = [None if fact.user_owned else last_seen(fact) for fact in facts]
+    return np.array([np.nan if seen is None else seen / SECONDS_PER_DAY for seen in days], dtype=np.float64)
+
+
+def factors_of(seen_days: NDArray[np.float64], now: datetime, stale_days: int) -> NDArray[np.float64]:
+    """`stale_factor` for facts last seen on `seen_days` (NaN: never ages), at `now`."""
+    if stale_days <= 0:
+        return np.ones(len(seen_days))
+    age = now.timestamp() / SECONDS_PER_DAY - seen_days
+    over = np.clip((age - stale_days) / stale_days, 0.0, 1.0)
+    result: NDArray[np.float64] = np.where(np.isnan(seen_days), 1.0, 1.0 - (1.0 - STALE_FLOOR) * over)
+    return result
