@@ -76,11 +76,11 @@ class Recall:
             # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
             self.selector.put(key, revision, await self._off_loop(self.selector.build, facts))
         # The cached index may hold facts whose last day passed since it was built: ask for as many more, drop them.
-        holding = lifetimes.current(facts, self.clock())
-        over = {id(fact) for fact in facts} - {id(fact) for fact in holding}
-        top_k = self.policy.top_k + len(over)
-        selected = self.selector.select(key, revision, facts, recent_texts, top_k, now=self.clock())
-        selected = [fact for fact in selected if id(fact) not in over][: self.policy.top_k]
+        now = self.clock()
+        day = lifetimes.today(now)
+        top_k = self.policy.top_k + sum(1 for fact in facts if fact.lapsed(day))
+        selected = self.selector.select(key, revision, facts, recent_texts, top_k, now=now)
+        selected = [fact for fact in selected if not fact.lapsed(day)][: self.policy.top_k]
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
         )
