@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.memory.models import Fact, MemoryFile, iso
+from bot.memory.models import Fact, Location, MemoryFile, iso
 from cogs.memory.rendering import IN_DMS, build_show_pages, memory_as_markdown
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
 from tests.helpers import Clock, calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
@@ -180,3 +180,25 @@ async def test_a_fact_nobody_confirmed_for_half_a_year_loses_a_near_tie_unless_t
     assert f"Plays {used}" in prompt and f"Plays {({'padel', 'tennis'} - {used}).pop()}" not in prompt
     stored = h.memory_on_disk(ALICE_ID)
     assert stored is not None and len(stored["facts"]) == 2  # age alone never deletes
+
+
+async def test_a_fact_lapses_for_replies_even_when_nothing_was_written_since_its_index_was_built(
+    make_harness: MakeHarness,
+) -> None:
+    h = await make_harness(memory_top_k=1)
+    clock = Clock(datetime(2024, 6, 14, 20, 0, tzinfo=UTC))  # Friday evening
+    h.memory.clock = clock
+    rome = Fact(id="fact_0000000a", content="Is in Rome this week for a dental conference", confidence=0.95,
+                createdAt="2024-06-12T09:00:00+00:00", validUntil="2024-06-16")
+    bakery = Fact(id="fact_0000000b", content="Works weekends at a bakery in Rome", confidence=0.9,
+                  createdAt="2024-06-12T09:00:00+00:00")
+    await save_memory(parts(h.memory).storage.memories, ALICE_ID, MemoryFile(facts=[bakery, rome]))
+    before = h.memory_path(ALICE_ID).read_bytes()
+    where = Location.dm(1)
+    during = await h.memory.recall.prompt(ALICE_ID, ["the conference in Rome"], user_label="Alice", where=where)
+    assert during.fact_ids == (rome.id,)  # the index of this revision is cached now
+    clock.advance(days=2)  # Sunday evening -> Monday
+    clock.advance(hours=5)
+    after = await h.memory.recall.prompt(ALICE_ID, ["the conference in Rome"], user_label="Alice", where=where)
+    assert after.fact_ids == (bakery.id,)  # the one slot goes to what still holds
+    assert h.memory_path(ALICE_ID).read_bytes() == before  # nothing was written: the read side decided
