@@ -144,9 +144,7 @@ class Fact(_Open):
     eventDate: str = ""
     validTo: str = ""
     supersededBy: str = ""
-    # The last day (UTC, `YYYY-MM-DD`) the fact's own words say it holds ("this week", "until Sunday"); past it
-    # the fact is history (`bot.memory.rules.lifetimes`). Unset: it holds until something replaces it.
-    validUntil: str = ""
+    validUntil: str = ""  # the last UTC day its own words say it holds (`bot.memory.rules.lifetimes`)
 
     @field_validator("origin", mode="before")
     @classmethod
@@ -178,10 +176,6 @@ class Fact(_Open):
     def closed(self) -> bool:
         """Replaced by a later statement: history, never current memory."""
         return bool(self.validTo or self.supersededBy)
-
-    def lapsed(self, today: str) -> bool:
-        """Open, and its lifetime ended before `today` (`YYYY-MM-DD`): history from now on."""
-        return not self.closed and bool(self.validUntil) and self.validUntil < today
 
     @property
     def said_at(self) -> str:

@@ -78,9 +78,9 @@ class Recall:
         # The cached index may hold facts whose last day passed since it was built: ask for as many more, drop them.
         now = self.clock()
         day = lifetimes.today(now)
-        top_k = self.policy.top_k + sum(1 for fact in facts if fact.lapsed(day))
+        top_k = self.policy.top_k + sum(1 for fact in facts if lifetimes.lapsed(fact, day))
         selected = self.selector.select(key, revision, facts, recent_texts, top_k, now=now)
-        selected = [fact for fact in selected if not fact.lapsed(day)][: self.policy.top_k]
+        selected = [fact for fact in selected if not lifetimes.lapsed(fact, day)][: self.policy.top_k]
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
         )

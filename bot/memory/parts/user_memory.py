@@ -138,7 +138,7 @@ class UserMemory:
         even before the next save closes them."""
         memory = await self._storage.memories.load(self.user_id)
         now = self._shared.clock()
-        if any(fact.lapsed(lifetimes.today(now)) for fact in memory.facts):
+        if any(lifetimes.lapsed(fact, lifetimes.today(now)) for fact in memory.facts):
             memory = memory.model_copy(deep=True)
             lifetimes.lapse(memory, now)
         return memory

@@ -20,6 +20,11 @@ def today(now: datetime) -> str:
     return now.astimezone(UTC).date().isoformat()
 
 
+def lapsed(fact: Fact, day: str) -> bool:
+    """Open, and its last day is before `day` (`YYYY-MM-DD`): history from now on."""
+    return not fact.closed and bool(fact.validUntil) and fact.validUntil < day
+
+
 def ended_at(fact: Fact) -> str:
     """When a lapsed fact stopped holding: the start of the day after its last day."""
     last = date.fromisoformat(fact.validUntil[:10])
@@ -31,7 +36,7 @@ def lapse(memory: MemoryFile, now: datetime) -> int:
     day = today(now)
     closed = 0
     for fact in memory.facts:
-        if fact.lapsed(day):
+        if lapsed(fact, day):
             try:
                 fact.close(valid_to=ended_at(fact), superseded_by="")
             except ValueError:  # a hand-edited date that is no date: the fact holds until something replaces it
@@ -44,4 +49,4 @@ def lapse(memory: MemoryFile, now: datetime) -> int:
 def current(facts: Iterable[Fact], now: datetime) -> list[Fact]:
     """The facts whose lifetime has not ended at `now` (open or closed ones alike: callers filter the closed)."""
     day = today(now)
-    return [fact for fact in facts if not fact.lapsed(day)]
+    return [fact for fact in facts if not lapsed(fact, day)]
