@@ -27,6 +27,7 @@ BENCHMARKS = (
     "selection_quality",
     "selection_chat",
     "selection_fusion",
+    "staleness_selection",
     "prompt_cache",
     "reply_path",
     "first_text",
@@ -51,7 +52,7 @@ BENCHMARKS = (
     "update_suite",
     "footprint",
 )
-NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache")  # the LoCoMo-10 folder
+NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache", "staleness_selection")  # the LoCoMo-10 folder
 
 
 def main(argv: Sequence[str] | None = None) -> int:

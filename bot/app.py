@@ -130,7 +130,9 @@ def build_resources(settings: Settings) -> Resources:
     memory = MemoryService(
         storage=storage,
         extractor=extractor,
-        selector=FactSelector(top_k=settings.memory_top_k, cache_size=settings.memory_cache_users),
+        selector=FactSelector(
+            top_k=settings.memory_top_k, cache_size=settings.memory_cache_users, stale_days=settings.memory_stale_days
+        ),
         policy=policy_from(settings),
     )
     chat = ChatModel(

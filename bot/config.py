@@ -111,6 +111,10 @@ class Settings(BaseSettings):
     memory_scope: Literal["place", "user"] = "place"
     memory_encryption_key: SecretStr | None = None
 
+    # --- Memory that ages (DESIGN 17) ---
+    # Days without being restated or confirmed after which a learned fact ranks a little lower (0: never).
+    memory_stale_days: int = Field(default=180, ge=0)
+
     # --- Database (several processes; files in DATA_DIR when unset) ---
     database_url: SecretStr | None = None
     database_pool_size: int = Field(default=10, ge=1, le=100)

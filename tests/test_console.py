@@ -487,3 +487,25 @@ def test_piped_input_that_is_not_utf8_is_read_with_replacement_characters(
     assert result.returncode == 0, result.stderr
     assert b"Traceback" not in result.stderr and b"bot> Noted." in result.stdout
     assert chat_server.requests[0]["body"]["messages"][-1]["content"] == "you: caf\ufffd latte"
+
+
+def test_import_previews_asks_and_stores_the_files_memories(
+    workdir: Path, chat_server: ChatServer, console: Console
+) -> None:
+    notes = workdir / "claude-memory.md"
+    notes.write_text("## Memory\n- Keeps bees on a rooftop in Leeds\n- My bank PIN is 4417\n- Is vegan since 2019\n")
+    huge = workdir / "huge.txt"
+    huge.write_bytes(b"x" * (1024 * 1024 + 1))
+    commands = [f"/import {notes}", "no", f"/import {notes}", "import", f"/import {huge}", "/import", "/show"]
+    out, err = console().communicate("\n".join(commands) + "\n", timeout=60)
+    assert "will be added (2):" in out and "refused (1):" in out
+    assert "line 3: refused, it holds a password (never stored or shown)" in out
+    assert "4417" not in out and "(cancelled: nothing was imported)" in out
+    assert "(imported 2 memories as your own words)" in out
+    assert "an import can be at most 1 MB. Nothing was imported." in out and "(name the file to import" in out
+    facts = stored_facts(workdir)
+    assert [(f["content"], f["origin"], f["place"]) for f in facts] == [
+        ("Keeps bees on a rooftop in Leeds", "imported", "dm"), ("Is vegan since 2019", "imported", "dm")
+    ]
+    assert "4417" not in (workdir / "data" / "memory" / f"{USER}.json").read_text()
+    assert chat_server.requests == [] and "Traceback" not in err

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bot.console.importing import run_import
 from bot.memory.doors import (
     PAUSE,
     FlushReport,
@@ -66,6 +67,7 @@ COMMANDS: dict[str, Usage] = {
     "/export": Usage(
         "/export [file]", "save your memory as JSON, readable by you only (memory-<user id>.json)", ("file",)
     ),
+    "/import": Usage("/import FILE", "add memories from a file: your export, or one memory per line", ("file",)),
     "/incognito": Usage(
         "/incognito [minutes:<n>]", "learn nothing from you for n minutes (60; 0 = until /resume)", ("minutes",)
     ),
@@ -207,7 +209,7 @@ class ConsoleCommands:
             "/show": self.show, "/remember": self.remember, "/edit": self.edit, "/forget": self.forget,
             "/share": self.share, "/unshare": self.unshare, "/export": self.export, "/incognito": self.incognito,
             "/fresh": self.fresh, "/pause": self.pause, "/resume": self.resume, "/recalled": self.recalled,
-            "/flush": self.flush, "/help": self.help,
+            "/flush": self.flush, "/help": self.help, "/import": self.import_file,
         }  # fmt: skip
 
     async def run(self, command: Command) -> bool:
@@ -354,6 +356,12 @@ class ConsoleCommands:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
         self.say(f"(your memory is in {path}, {len(data):,} bytes, readable by you only)")
+
+    async def import_file(self, command: Command) -> None:
+        named = command.options.get("file") or command.rest
+        if not named:
+            raise CommandError("name the file to import")
+        await run_import(self.mine, Path(named).expanduser(), ask=self.ask, say=self.say)
 
     # --- privacy modes --------------------------------------------------------------------------------------
 

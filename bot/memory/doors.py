@@ -26,6 +26,7 @@ from bot.memory.parts.deletes import DeleteReport, EditOutcome
 from bot.memory.parts.learning import LearningTicket, WithdrawnReply
 from bot.memory.parts.operations import FlushReport
 from bot.memory.parts.user_memory import MAX_USER_FACT_CHARS, RecalledItem
+from bot.memory.pipeline.importing import MAX_IMPORT_BYTES
 from bot.memory.pipeline.render import MemoryPrompt
 from bot.memory.records.community_settings import MAX_PROMPT_CHARS, Chosen, CommunityChoice
 from bot.memory.records.privacy_modes import MAX_MODE_MINUTES, PrivacyRecord
@@ -40,6 +41,8 @@ from bot.memory.requests import (
     ForgetSection,
     Forgotten,
     Fresh,
+    Imported,
+    ImportPreview,
     Incognito,
     ModeChange,
     PrivacyMode,
@@ -49,6 +52,7 @@ from bot.memory.stats import EngineSnapshot
 
 __all__ = [
     "MAX_FORGET_MINUTES",
+    "MAX_IMPORT_BYTES",
     "MAX_MODE_MINUTES",
     "MAX_PROMPT_CHARS",
     "MAX_USER_FACT_CHARS",
@@ -70,6 +74,8 @@ __all__ = [
     "ForgetSection",
     "Forgotten",
     "Fresh",
+    "ImportPreview",
+    "Imported",
     "Incognito",
     "Kind",
     "LearningDoor",
@@ -320,4 +326,17 @@ class UserDoor(Protocol):
 
     async def set_mode(self, mode: PrivacyMode) -> ModeChange:
         """Incognito (0 minutes: paused until resumed), fresh, or resume."""
+        ...
+
+    async def import_preview(self, data: bytes | None, *, size: int) -> ImportPreview:
+        """Read a memory file (`data` None when not downloaded, being over `MAX_IMPORT_BYTES`) and keep what it
+        would add pending; `InvalidRequest` with one line, nothing kept, for a file that cannot be imported."""
+        ...
+
+    async def import_confirm(self, token: str, *, sensitive: bool) -> Imported:
+        """Store the pending import `token` as the user's own facts (its sensitive ones too when `sensitive`)."""
+        ...
+
+    async def import_cancel(self, token: str) -> bool:
+        """Drop the pending import `token`; True if there was one."""
         ...

@@ -26,7 +26,8 @@ FACT_CATEGORIES = ("preference", "knowledge", "context", "behavior", "goal", "re
 SECTION_NAMES = USER_SECTIONS + HISTORY_SECTIONS
 ORIGIN_USER = "user"  # a fact the user wrote with `/memory remember`
 ORIGIN_CORRECTED = "corrected"  # a fact the user rewrote with `/memory edit`
-USER_ORIGINS = frozenset({ORIGIN_USER, ORIGIN_CORRECTED})
+ORIGIN_IMPORTED = "imported"  # a fact the user brought from a file (`/memory import`): their own words too
+USER_ORIGINS = frozenset({ORIGIN_USER, ORIGIN_CORRECTED, ORIGIN_IMPORTED})
 SUMMARY_HISTORY_SECONDS = 24 * 3600  # how far back `/memory forget minutes:` can put a summary back
 SUMMARY_HISTORY_KEPT = 8  # previous values kept per summary, at most
 
@@ -143,6 +144,7 @@ class Fact(_Open):
     eventDate: str = ""
     validTo: str = ""
     supersededBy: str = ""
+    validUntil: str = ""  # the last UTC day its own words say it holds (`bot.memory.rules.lifetimes`)
 
     @field_validator("origin", mode="before")
     @classmethod
@@ -150,7 +152,7 @@ class Fact(_Open):
         """Anything but a known marker reads as "learned by the model": a stray value never costs the whole file."""
         return value if isinstance(value, str) and value in USER_ORIGINS else ""
 
-    @field_validator("observedAt", "eventDate", "validTo", "supersededBy", mode="before")
+    @field_validator("observedAt", "eventDate", "validTo", "supersededBy", "validUntil", mode="before")
     @classmethod
     def _text_or_empty(cls, value: Any) -> str:
         """A stray value (a number, null) reads as unset rather than costing the whole file."""
@@ -189,7 +191,7 @@ class Fact(_Open):
         self.supersededBy = ""
 
 
-_OPTIONAL_FACT_FIELDS = ("origin", "observedAt", "eventDate", "validTo", "supersededBy")
+_OPTIONAL_FACT_FIELDS = ("origin", "observedAt", "eventDate", "validTo", "supersededBy", "validUntil")
 
 
 class PlaceMemory(_Open):

@@ -86,3 +86,28 @@ class ModeChange:
 
     before: PrivacyRecord
     after: PrivacyRecord
+
+
+# --- importing a memory file (`/memory import`) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPreview:
+    """What an import would do, kept pending under `token` until the user confirms or cancels it (or it expires).
+    `adding`, `known` and `sensitive` hold the memories' words (the user's own, shown only to them); `refused`
+    holds one line per refused item that never repeats it (a credential is named by its kind only)."""
+
+    token: str
+    adding: tuple[str, ...]
+    known: tuple[str, ...]
+    refused: tuple[str, ...]
+    sensitive: tuple[tuple[str, str], ...]  # (words, kind of data)
+    expires_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """What a confirmed import stored: the new facts' ids, and how many sensitive memories it left out."""
+
+    fact_ids: tuple[str, ...]
+    sensitive_left_out: int = 0

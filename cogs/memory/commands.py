@@ -22,6 +22,7 @@ from bot.client.interactions import EVERYWHERE
 from bot.client.locations import location_of, place_name
 from bot.memory.doors import (
     MAX_FORGET_MINUTES,
+    MAX_IMPORT_BYTES,
     MAX_MODE_MINUTES,
     MAX_USER_FACT_CHARS,
     PAUSE,
@@ -35,6 +36,7 @@ from bot.memory.doors import (
 )
 from bot.memory.models import SECTION_NAMES
 from bot.memory.pipeline.render import SECTION_LABELS
+from cogs.memory.importing import ImportButton, ImportPreviewView, preview_text
 from cogs.memory.rendering import PlaceLabels, build_show_pages, clip, describe_modes, recalled_embed
 from cogs.memory.views import SEARCH_KEPT, ConfirmForgetView, ForgetButton, PageButton, ShowPagesView
 
@@ -66,11 +68,11 @@ class MemoryCog(commands.Cog):
 
     async def cog_load(self) -> None:
         self.bot.tree.add_command(self.inspect_menu)
-        self.bot.add_dynamic_items(ForgetButton, PageButton)  # buttons sent before a restart still answer
+        self.bot.add_dynamic_items(ForgetButton, PageButton, ImportButton)  # buttons sent before a restart answer
 
     async def cog_unload(self) -> None:
         self.bot.tree.remove_command(self.inspect_menu.name, type=self.inspect_menu.type)
-        self.bot.remove_dynamic_items(ForgetButton, PageButton)
+        self.bot.remove_dynamic_items(ForgetButton, PageButton, ImportButton)
 
     async def _answer(self, interaction: discord.Interaction, text: str, **kwargs: Any) -> None:
         """A private follow-up; an empty `text` sends no content at all (an embed alone), not an empty string."""
@@ -288,6 +290,19 @@ class MemoryCog(commands.Cog):
         data = await self.memory.user(interaction.user.id).export()
         attachment = discord.File(io.BytesIO(data), filename=f"memory-{interaction.user.id}.json")
         await interaction.followup.send("Here is your memory file.", file=attachment, ephemeral=True)
+
+    @memory_group.command(name="import", description="Bring memories from a file: my export, or one per line")
+    @app_commands.describe(file="My /memory export (JSON), or a text or Markdown file with one memory per line")
+    async def import_file(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        data = await file.read() if file.size <= MAX_IMPORT_BYTES else None  # a file over the limit is not fetched
+        user_id = interaction.user.id
+        preview = await self.memory.user(user_id).import_preview(data, size=file.size)
+        embed = discord.Embed(title="Import preview (only you can see it)", description=preview_text(preview))
+        if preview.adding or preview.sensitive:
+            await self._answer(interaction, "", embed=embed, view=ImportPreviewView(user_id, preview, self.memory))
+        else:
+            await self._answer(interaction, "", embed=embed)
 
     # --- privacy modes -------------------------------------------------------------------------------------
 

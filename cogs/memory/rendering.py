@@ -16,7 +16,7 @@ from datetime import datetime
 import discord
 
 from bot.memory.doors import PrivacyRecord, RecalledItem
-from bot.memory.models import DM_PLACE, Fact, MemoryFile
+from bot.memory.models import DM_PLACE, ORIGIN_IMPORTED, Fact, MemoryFile
 from bot.memory.pipeline.render import SECTION_LABELS
 
 FACTS_PER_PAGE = 10
@@ -71,16 +71,27 @@ def clip(text: str, limit: int) -> str:
 
 
 def fact_line(
-    fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False, where: str = ""
+    fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False, where: str = "",
+    origin: str = "",
 ) -> str:
-    note = "yours" if user_owned else f"{category}, {confidence:.0%}"
+    note = f"{category}, {confidence:.0%}"
+    if user_owned:
+        note = "yours, imported" if origin == ORIGIN_IMPORTED else "yours"
     line = f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{note}*"
     return f"{line} · {discord.utils.escape_markdown(where)}" if where else line
 
 
+def _owner_note(fact: Fact) -> str:
+    if fact.origin == ORIGIN_IMPORTED:
+        return "yours, imported"
+    return "yours" if fact.user_owned else f"{fact.category}, {fact.confidence:.0%}"
+
+
 def history_note(fact: Fact, memory: MemoryFile) -> str:
     """How a closed fact ended: since when it no longer holds, and the fact that replaced it (while it is kept)."""
-    parts = [f"until {fact.validTo[:10]}"] if fact.validTo else []
+    parts = [f"said {fact.said_at[:10]}"] if fact.said_at and fact.validUntil else []
+    ended = fact.validUntil if fact.validUntil and not fact.supersededBy else fact.validTo[:10]
+    parts += [f"until {ended}"] if ended else []
     if fact.supersededBy and memory.fact_by_id(fact.supersededBy) is not None:
         parts.append(f"replaced by {fact.supersededBy}")
     return ", ".join(parts) or "no longer holds"
@@ -112,7 +123,7 @@ def memory_as_markdown(memory: MemoryFile, labels: PlaceLabels = IN_DMS) -> str:
     live = memory.live_facts()
     if live:
         lines += ["## Facts", ""]
-        lines += [f"- `{f.id}` {f.content} ({'yours' if f.user_owned else f'{f.category}, {f.confidence:.0%}'}; "
+        lines += [f"- `{f.id}` {f.content} ({_owner_note(f)}; "
                   f"{labels.fact_where(f)})" for f in live]
     history = [fact for fact in memory.facts if fact.closed]
     if history:
@@ -173,7 +184,8 @@ def _layout(memory: MemoryFile, search: str | None, labels: PlaceLabels) -> _Lay
     summaries = [] if needle else _summaries(memory, labels)
     clipped = any(len(text) > EMBED_FIELD_LIMIT for _, text in summaries)
     lines = [
-        fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned, where=labels.fact_where(f))
+        fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned, where=labels.fact_where(f),
+                  origin=f.origin)
         for f in facts
     ]
     if history:

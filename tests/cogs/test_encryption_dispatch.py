@@ -19,6 +19,8 @@ from bot.storage.sealing import MasterKey, new_master_key_text
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.cogs.test_memory_buttons import ALICE, as_sent, custom_ids, press
 from tests.helpers import calls, dispatch, make_interaction, run_slash
+from tests.support.importing import press as press_import
+from tests.support.importing import preview_of, run_import
 from tests.support.llm_server import extraction
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
@@ -90,3 +92,20 @@ async def test_sealed_memory_is_learned_recalled_shown_and_forgotten_through_dis
             assert await conn.fetchval("SELECT count(*) FROM memories WHERE user_id = $1", ALICE_ID) == 0
         finally:
             await conn.close()
+
+
+async def test_an_import_waiting_for_its_button_and_the_imported_facts_are_sealed(
+    database: dict[str, Any], make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    h = await make_harness(data_dir=data, memory_encryption_key=KEY, **database)
+    notes = f"- {FACT}\n- My email password is Zebra-Lantern-42!x\n".encode()
+    _, message = preview_of(await run_import(h.bot, ALICE, "notes.md", notes))
+    assert message is not None
+    for stored in (files_text(data), await database_text(database.get("database_url"))):
+        assert not any(word.encode() in stored for word in WORDS) and b"Zebra-Lantern" not in stored
+    await press_import(h, message, "Import", ALICE)
+    shown = await h.memory.user(ALICE_ID).show()
+    assert [fact.content for fact in shown.facts] == [FACT]
+    for stored in (files_text(data), await database_text(database.get("database_url"))):
+        assert not any(word.encode() in stored for word in WORDS) and b"Zebra-Lantern" not in stored

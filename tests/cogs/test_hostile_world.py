@@ -6,6 +6,9 @@ while a reply is being written, an extraction is in flight and another batch wai
 `Gate` holds those answers until the forget has been answered). The model (`tests.support.hostile`) restates
 facts with new details, repeats everything it is shown, reasons aloud and names other people.
 
+Twice a user imports a notes file (`/memory import`): its memory must stay as imported whatever the model does,
+and the password line in it must never be stored or reach the model.
+
 Every message carries a token (`tok-a-12-q`: Alice's 12th) and the test knows where each was said. The rules are
 written here, independently of the engine (DESIGN section 7's table, section 8's forgets):
 - a chat prompt's memory blocks carry only what its user said or heard, and nothing from a place the reply's
@@ -63,6 +66,7 @@ from tests.support.hostile import (
     reworded,
     without_memory,
 )
+from tests.support.importing import press, preview_of, run_import
 from tests.support.llm_server import Gate, Response, held
 from tests.support.storage import Stored, everything_stored, user_of
 
@@ -77,6 +81,7 @@ START = datetime(2030, 6, 1, 9, 0, tzinfo=UTC)  # a fixed clock: the same reques
 FORGET_ROUNDS = (3, 6, 9, 12)
 KINDS = ("fact", "section", "minutes", "all")
 SECRETS = 2  # passwords given over two messages, after the rounds
+IMPORT_ROUNDS = (5, 11)
 
 
 def tokens(text: str) -> set[str]:
@@ -144,6 +149,18 @@ class Forget:
 
 
 @dataclass
+class Brought:
+    """A notes file the user imported: the memory it added (with a token) and the password line refused in it."""
+
+    user: int
+    token: str
+    line: str
+    secret: str
+    done: float
+    answer: str
+
+
+@dataclass
 class Snapshot:
     at: float
     records: list[Stored]
@@ -169,6 +186,7 @@ class World:
     held_extractions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     chat_holds: dict[str, Gate] = field(default_factory=dict)  # token -> gate for the reply to its message
     secrets: list[str] = field(default_factory=list)  # passwords given over two messages: stored nowhere, ever
+    imports: list[Brought] = field(default_factory=list)
 
     def setup(self) -> None:
         d = self.h.discord
@@ -252,6 +270,22 @@ class World:
     def room_of_user(self, uid: int) -> str:
         """A room the user can talk in: any of the servers' rooms or their own DM."""
         return self.rng.choice([name for name, (_, w) in self.rooms.items() if w.kind != "dm" or w.id == uid])
+
+    async def import_notes(self, uid: int) -> None:
+        """The user brings a notes file (`/memory import`): one memory holding a new token, said in their DM as far
+        as the rules go, and a password line the bot must never keep; Import is pressed through the view store."""
+        self.counter += 1
+        token = f"tok-{LETTERS[uid]}-{self.counter}-q"
+        secret = f"Vx{self.rng.randrange(10**9):09d}!Qz"
+        line = f"Keeps a notebook called {token} for recipes"
+        channel, where = self.rooms[f"dm:{NAMES[uid]}"]
+        words = self.h.discord.message(channel, self.users[uid], line)  # the imported words, as the user's own
+        self.said[token] = Said(token, uid, where, words, time.monotonic(), self.clock.now)
+        data = f"# Notes\n- {line}\n- My email password is {secret}\n".encode()
+        _, preview = preview_of(await run_import(self.h.bot, self.users[uid], "notes.md", data))
+        assert preview is not None, "the import offered nothing to press"
+        pressed = await press(self.h, preview, "Import", self.users[uid])
+        self.imports.append(Brought(uid, token, line, secret, time.monotonic(), calls(pressed)[-1].content))
 
     # --- the model, with answers held where the test says ---
 
@@ -676,6 +710,30 @@ class Checker:
                      f"{record.where}: {bad}")
         return found
 
+    # --- imports ---
+
+    def check_imports(self) -> None:
+        """A refused credential reaches no byte stored and no model; an imported memory stays as imported (the
+        model never rewrites or removes it) until its owner forgets something."""
+        requests = [json.dumps(body) for _, body in self.extractions] + [json.dumps(b) for _, b, _ in self.chats]
+        for brought in self.w.imports:
+            label = f"{NAMES[brought.user]}'s import of {brought.token}"
+            if not brought.answer.startswith("Imported 1 memories"):
+                self.add("import: not imported", f"{label}: {brought.answer}")
+            if any(brought.secret in text for text in requests):
+                self.add("import: a refused credential reached the model", label)
+            for snap in self.w.snapshots:
+                leaked = [record.where for record in snap.records if brought.secret in record.text]
+                if leaked:
+                    self.add("import: a refused credential was stored", f"{label}: {leaked[:3]}")
+                forgot = any(f.user == brought.user and brought.done < f.started < snap.at for f in self.w.forgets)
+                if snap.at <= brought.done or forgot:
+                    continue
+                kept = [fact for fact in self.w.facts_of(snap, brought.user)
+                        if fact.get("origin") == "imported" and fact.get("content") == brought.line]
+                if len(kept) != 1:
+                    self.add("import: an imported memory was changed or dropped", label)
+
     # --- forgets ---
 
     def check_forgets(self) -> None:
@@ -811,6 +869,9 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
         elif round_number in (7, 13):
             await h.settle()
             await world.share_something(shared=False)
+        elif round_number in IMPORT_ROUNDS:
+            await h.settle()
+            await world.import_notes(world.rng.choice(list(NAMES)))
         await h.settle()  # a snapshot of storage at rest, not of a file half written
         await world.snapshot()
     await h.settle()
@@ -828,6 +889,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
     for snap in world.snapshots:
         check.check_snapshot(snap)
     check.check_forgets()
+    check.check_imports()
 
     report = "\n".join(
         f"{heading} ({len(items)}):\n  " + "\n  ".join(items[:4]) for heading, items in check.found.items()
@@ -835,7 +897,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
     assert not check.found, f"promises broken:\n{report}"
 
     # The world did what it is for (so a clean result means something).
-    assert len(check.chats) >= len(world.said)
+    assert len(check.chats) >= len(world.said) - len(world.imports)  # an imported memory was said in no message
     assert check.documents_read > 0, "no memory document found in storage: the storage checks saw nothing"
     assert {s.where.kind for s in world.said.values()} == {"dm", "guild", "channel"}
     assert check.cross_place_uses > 0, "no prompt used memory from another place"
@@ -849,6 +911,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
     assert any(s.startswith("share ") and "everywhere" in s for s in world.shares), world.shares
     assert any(s.startswith("unshare ") and "only where I learned it" in s for s in world.shares), world.shares
     assert check.shared_used_elsewhere > 0, "no shared fact was used where only sharing let it be"
+    assert len(world.imports) == len(IMPORT_ROUNDS), "the world imported nothing"
     behaviours = ("restated", "repeated", "reworded", "heard_from_assistant", "named_others", "chat_named_others",
                   "wrap_plain", "wrap_think", "wrap_lone_close", "wrap_fence", "summaries_rewritten")
     assert all(world.model.stats[b] > 0 for b in behaviours), world.model.stats

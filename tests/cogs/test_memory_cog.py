@@ -347,7 +347,7 @@ async def test_export_attaches_the_callers_memory_as_json(harness: Harness) -> N
     assert isinstance(attachment, discord.File)
     assert attachment.filename.endswith(".json")
     exported = json.loads(file_bytes(attachment))
-    assert exported == harness.memory_on_disk(ALICE_ID)
+    assert exported == {**(harness.memory_on_disk(ALICE_ID) or {}), "exportedFor": str(ALICE_ID)}  # names whose
     MemoryFile.model_validate(exported)
     assert "Oslo" not in json.dumps(exported)
 
@@ -400,14 +400,16 @@ async def test_the_memory_commands_work_in_servers_and_dms_and_take_no_user(harn
     payload = group.to_dict(harness.bot.tree)
     assert {0, 1} <= set(payload["contexts"])  # 0: guild, 1: bot DM
     assert {option["name"] for option in payload["options"]} == {
-        "show", "remember", "edit", "share", "unshare", "forget", "export", "incognito", "fresh", "pause", "resume"
+        "show", "remember", "edit", "share", "unshare", "forget", "export", "import", "incognito", "fresh", "pause",
+        "resume",
     }
     options = {(sub["name"], o["name"]): o for sub in payload["options"] for o in sub.get("options", [])}
     assert set(options) == {
         ("show", "search"), ("remember", "text"), ("remember", "everywhere"), ("edit", "fact"), ("edit", "text"),
         ("forget", "fact"), ("forget", "section"), ("forget", "minutes"), ("incognito", "minutes"),
-        ("fresh", "minutes"), ("share", "fact"), ("unshare", "fact"),
+        ("fresh", "minutes"), ("share", "fact"), ("unshare", "fact"), ("import", "file"),
     }  # no command names another user
+    assert options[("import", "file")]["type"] == discord.AppCommandOptionType.attachment.value
     assert all(options[(command, "fact")]["autocomplete"] for command in ("edit", "forget", "share", "unshare"))
     assert [c["value"] for c in options[("forget", "section")]["choices"]] == [
         "workContext", "personalContext", "topOfMind", "recentMonths", "earlierContext", "longTermBackground"]

@@ -4,13 +4,16 @@ behind the local Chat Completions server, slash commands into the command tree. 
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.memory.models import Fact, MemoryFile, iso
+import pytest
+
+from bot.memory.models import Fact, Location, MemoryFile, iso
 from cogs.memory.rendering import IN_DMS, build_show_pages, memory_as_markdown
-from tests.cogs.conftest import ALICE_ID, Scene
-from tests.helpers import calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
+from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
+from tests.helpers import Clock, calls, check_discord_limits, dispatch, extraction_input, make_interaction, run_slash
+from tests.support.engine import parts, save_memory
 from tests.support.llm_server import Response, extraction
 
 
@@ -107,3 +110,95 @@ def test_a_search_finds_history_too_and_the_markdown_copy_has_it_apart() -> None
     facts, _, history = document.partition("## History")
     assert "Lives in Lyon" in facts and "Lives in Paris" not in facts
     assert "`fact_0000bbbb` Lives in Paris (until 2024-06-05, replaced by fact_0000aaaa; DMs)" in history
+
+
+def time_boxed(body: dict[str, Any]) -> Response:
+    """A memory model of the documented shape only: the code must read the lifetime from the words."""
+    said = " ".join(turn["text"] for turn in extraction_input(body)["newTurns"] if turn["speaker"] == "user")
+    if "I'm in Rome" in said:
+        return extraction(facts=[("Is in Rome this week for a dental conference", "context", 0.95),
+                                 ("Works weekends at a bakery", "context", 0.95)])
+    return extraction()
+
+
+async def test_a_time_boxed_fact_is_used_in_its_week_then_is_history_and_frees_its_place(scene: Scene) -> None:
+    h, bot = scene.h, scene.h.bot
+    clock = Clock(datetime(2024, 6, 12, 9, 0, tzinfo=UTC))  # a Wednesday
+    h.memory.clock = clock
+    h.discord.clock = clock
+    h.llm.extract = time_boxed
+    await dispatch(bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "this week I'm in Rome!"))
+    await h.settle()
+    stored = h.memory_on_disk(ALICE_ID)
+    assert stored is not None
+    rome, bakery = stored["facts"]
+    assert rome["validUntil"] == "2024-06-16" and "validUntil" not in bakery  # "works weekends" is a habit
+
+    await dispatch(bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "where to eat in Rome?"))
+    assert "dental conference" in str(h.llm.chat_requests[-1]["messages"])
+
+    clock.advance(days=5)  # Monday: the week is over
+    await dispatch(bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "where to eat in Rome?"))
+    prompt = str(h.llm.chat_requests[-1]["messages"])
+    assert "dental conference" not in prompt and "bakery" in prompt
+    await h.settle()
+    shown = str(extraction_input(h.llm.extraction_requests[-1])["currentMemory"]["facts"])
+    assert "dental conference" not in shown and "'saidAt': '2024-06-12'" in shown  # the extractor sees dates
+    after = h.memory_on_disk(ALICE_ID)
+    assert after is not None
+    closed = next(fact for fact in after["facts"] if fact["id"] == rome["id"])
+    assert closed["validTo"] == "2024-06-17T00:00:00+00:00" and "supersededBy" not in closed
+
+    page = calls(await run_slash(bot, make_interaction(scene.alice_user), "memory show"))[-1].kwargs["embed"]
+    facts_part, _, history_part = (page.description or "").partition("**History**")
+    assert "dental conference" not in facts_part and "bakery" in facts_part
+    assert f"`{rome['id']}` ~~Is in Rome" in history_part and "said 2024-06-12, until 2024-06-16" in history_part
+
+
+def aged(content: str, days_ago: int, now: datetime, **fields: Any) -> Fact:
+    stamp = iso(now - timedelta(days=days_ago))
+    return Fact(id=f"fact_{days_ago:08x}", content=content, confidence=0.9, createdAt=stamp, observedAt=stamp,
+                lastConfirmedAt=stamp, **fields)
+
+
+@pytest.mark.parametrize(("origin", "used"), [("", "padel"), ("user", "tennis")])
+async def test_a_fact_nobody_confirmed_for_half_a_year_loses_a_near_tie_unless_the_user_wrote_it(
+    make_harness: MakeHarness, origin: str, used: str
+) -> None:
+    h = await make_harness(memory_top_k=1)
+    scene = make_scene(h)
+    clock = Clock(datetime(2025, 6, 1, 12, 0, tzinfo=UTC))
+    h.memory.clock = clock
+    h.discord.clock = clock
+    # Stored newest first: without staleness the tie would go to the later (older) fact.
+    memory = MemoryFile(facts=[aged("Plays padel on Saturdays at the club", 2, clock.now),
+                               aged("Plays tennis on Saturdays at the club", 400, clock.now, origin=origin)])
+    await save_memory(parts(h.memory).storage.memories, ALICE_ID, memory)
+    asked = h.discord.message(scene.alice_dm, scene.alice_user, "what shall I do on Saturdays at the club?")
+    await dispatch(h.bot, "message", asked)
+    prompt = str(h.llm.chat_requests[-1]["messages"])
+    assert f"Plays {used}" in prompt and f"Plays {({'padel', 'tennis'} - {used}).pop()}" not in prompt
+    stored = h.memory_on_disk(ALICE_ID)
+    assert stored is not None and len(stored["facts"]) == 2  # age alone never deletes
+
+
+async def test_a_fact_lapses_for_replies_even_when_nothing_was_written_since_its_index_was_built(
+    make_harness: MakeHarness,
+) -> None:
+    h = await make_harness(memory_top_k=1)
+    clock = Clock(datetime(2024, 6, 14, 20, 0, tzinfo=UTC))  # Friday evening
+    h.memory.clock = clock
+    rome = Fact(id="fact_0000000a", content="Is in Rome this week for a dental conference", confidence=0.95,
+                createdAt="2024-06-12T09:00:00+00:00", validUntil="2024-06-16")
+    bakery = Fact(id="fact_0000000b", content="Works weekends at a bakery in Rome", confidence=0.9,
+                  createdAt="2024-06-12T09:00:00+00:00")
+    await save_memory(parts(h.memory).storage.memories, ALICE_ID, MemoryFile(facts=[bakery, rome]))
+    before = h.memory_path(ALICE_ID).read_bytes()
+    where = Location.dm(1)
+    during = await h.memory.recall.prompt(ALICE_ID, ["the conference in Rome"], user_label="Alice", where=where)
+    assert during.fact_ids == (rome.id,)  # the index of this revision is cached now
+    clock.advance(days=2)  # Sunday evening -> Monday
+    clock.advance(hours=5)
+    after = await h.memory.recall.prompt(ALICE_ID, ["the conference in Rome"], user_label="Alice", where=where)
+    assert after.fact_ids == (bakery.id,)  # the one slot goes to what still holds
+    assert h.memory_path(ALICE_ID).read_bytes() == before  # nothing was written: the read side decided

@@ -636,4 +636,4 @@ async def test_export_is_the_memory_file_as_json(engine: Engine) -> None:
     await save_memory(engine.store, ALICE, MemoryFile(facts=[Fact(id="fact_0000aaaa", content="Likes tea")]))
     exported = json.loads(await engine.service.user(ALICE).export())
     assert [fact["content"] for fact in exported["facts"]] == ["Likes tea"]
-    assert exported == json.loads(engine.file(ALICE).read_bytes())
+    assert exported == {**json.loads(engine.file(ALICE).read_bytes()), "exportedFor": str(ALICE)}

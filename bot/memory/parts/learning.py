@@ -40,6 +40,7 @@ from bot.memory.pipeline.debouncer import Debouncer
 from bot.memory.pipeline.extractor import Extraction, MemoryExtractor, memory_for_prompt
 from bot.memory.pipeline.filter import filter_messages
 from bot.memory.policy import MemoryPolicy
+from bot.memory.rules import lifetimes
 from bot.memory.rules.places import extraction_view, merge_extraction_view
 from bot.memory.rules.sources import snapshot, stamp, user_message_ids
 from bot.memory.rules.withhold import redacted_together, requests_in
@@ -350,6 +351,7 @@ class Learning:
             await self._mark_done(key, batch.ids, batch.claim)
             return
         shown = extraction_view(batch.memory, key.place, self.policy.scope)
+        shown.facts = lifetimes.current(shown.facts, self.clock())  # what is over is not shown as current
         extraction = await self._extracted(batch, shown)
         if extraction is None:
             return

@@ -21,6 +21,7 @@ from bot.memory.parts.learning import LearningTicket
 from bot.memory.pipeline.render import MemoryPrompt, PlacedSummary, render_block
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
+from bot.memory.rules import lifetimes
 from bot.memory.rules.places import Scope, may_use, reader, usable_facts, usable_summaries
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,12 @@ class Recall:
         if not self.selector.is_cached(key, revision):
             # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
             self.selector.put(key, revision, await self._off_loop(self.selector.build, facts))
-        selected = self.selector.select(key, revision, facts, recent_texts, self.policy.top_k)
+        # The cached index may hold facts whose last day passed since it was built: ask for as many more, drop them.
+        now = self.clock()
+        day = lifetimes.today(now)
+        top_k = self.policy.top_k + sum(1 for fact in facts if lifetimes.lapsed(fact, day))
+        selected = self.selector.select(key, revision, facts, recent_texts, top_k, now=now)
+        selected = [fact for fact in selected if not lifetimes.lapsed(fact, day)][: self.policy.top_k]
         block = render_block(
             memory, selected, user_label=user_label, token_budget=self.policy.token_budget, summaries=summaries
         )

@@ -17,6 +17,7 @@ not just the view: copies kept aside are deleted and the pending turns leave the
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -37,6 +38,7 @@ from bot.memory.models import (
     iso,
     new_fact_id,
 )
+from bot.memory.parts.imports import PENDING_FIELD, Importer
 from bot.memory.parts.learning import Learning
 from bot.memory.parts.recall import Recall
 from bot.memory.parts.writer import MemoryWriter
@@ -51,13 +53,17 @@ from bot.memory.requests import (
     ForgetSection,
     Forgotten,
     Fresh,
+    Imported,
+    ImportPreview,
     Incognito,
     ModeChange,
     PrivacyMode,
     Resume,
 )
+from bot.memory.rules import lifetimes
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.write_gate import UserAuthor, derived_from
+from bot.storage.atomic import json_bytes
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +138,37 @@ class UserMemory:
     # --- seeing --------------------------------------------------------------------------------------------
 
     async def show(self) -> MemoryFile:
-        """The user's whole memory (shared with the cache: read-only)."""
-        return await self._storage.memories.load(self.user_id)
+        """The user's whole memory (shared with the cache: read-only); facts past their last day show as history
+        even before the next save closes them."""
+        memory = await self._storage.memories.load(self.user_id)
+        now = self._shared.clock()
+        if any(lifetimes.lapsed(fact, lifetimes.today(now)) for fact in memory.facts):
+            memory = memory.model_copy(deep=True)
+            lifetimes.lapse(memory, now)
+        return memory
 
     async def export(self) -> bytes:
-        """The user's whole memory as pretty JSON, for `/memory export` and the console."""
-        return await self._storage.memories.export_bytes(self.user_id)
+        """The user's whole memory as pretty JSON, for `/memory export` and the console. It names whose memory it
+        is (`exportedFor`), so `/memory import` can refuse someone else's, and leaves out a pending import."""
+        data = json.loads(await self._storage.memories.export_bytes(self.user_id))
+        data.pop(PENDING_FIELD, None)
+        data["exportedFor"] = str(self.user_id)
+        return json_bytes(data, indent=2)
+
+    # --- importing (`bot.memory.parts.imports`) --------------------------------------------------------------
+
+    def _importer(self) -> Importer:
+        similarity = self._shared.learning.policy.duplicate_similarity
+        return Importer(self._shared.writer, self._shared.clock, self.user_id, similarity=similarity)
+
+    async def import_preview(self, data: bytes | None, *, size: int) -> ImportPreview:
+        return await self._importer().preview(data, size=size)
+
+    async def import_confirm(self, token: str, *, sensitive: bool) -> Imported:
+        return await self._importer().confirm(token, sensitive=sensitive)
+
+    async def import_cancel(self, token: str) -> bool:
+        return await self._importer().cancel(token)
 
     async def recalled(self, record: ReplyRecord) -> list[RecalledItem]:
         """The summaries and facts a recorded reply to this user used, with their current text (None for what is

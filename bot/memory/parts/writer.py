@@ -4,8 +4,9 @@ It takes the user's lock (across processes where they share the storage), refuse
 latest forget or pause (`Stale`, checked by the store inside its lock or transaction), hands the body a private
 copy, passes the changed copy through the write gate (`bot.memory.rules.write_gate`) and, for the model's
 changes, enforces the fact cap and the cap on places with summaries (`place_cap.py`), drops summary values kept
-past their day (`bot.memory.rules.summary_expiry`), then saves. Extraction, the user's commands, retention and
-retraction all write through here, so each rule lives in one place.
+past their day (`bot.memory.rules.summary_expiry`), then saves. Facts past their last day are closed before the
+body runs (`bot.memory.rules.lifetimes`), so every change sees them as history and the cap evicts them first.
+Extraction, the user's commands, retention and retraction all write through here, so each rule lives in one place.
 
 After the save it tells the message ledger which messages the facts now name as sources (or no longer do) and the
 upkeep schedule when the memory's oldest kept summary value expires. Those are bookkeeping beside the memory: a
@@ -22,6 +23,7 @@ from datetime import datetime
 from bot.memory.drivers.interfaces import Claim, MemoryDocuments, MessageLedger, UpkeepSchedule
 from bot.memory.models import MemoryFile, Place, utc_now
 from bot.memory.pipeline.apply import evict_overflow
+from bot.memory.rules import lifetimes
 from bot.memory.rules import summary_expiry as history
 from bot.memory.rules.place_cap import evict_old_places
 from bot.memory.rules.places import summary_place
@@ -70,6 +72,7 @@ class MemoryWriter:
             place, noted = sources
             await self.ledger.note(user_id, place.key, noted, self.clock())
         async with self.memories.edit(user_id, generation=generation, settles=settles) as draft:
+            lifetimes.lapse(draft, self.clock())  # before the body: what it, the gate and the cap see is history
             before = draft.model_copy(deep=True)
             yield draft
             held = admit(before, draft, author)

@@ -102,6 +102,8 @@ class NewFact(BaseModel):
     # (`bot.memory.pipeline.dates`).
     when: str | None = None
     eventDate: str | None = None
+    # The last day the fact holds, when the model says it is time-boxed (`bot.memory.pipeline.lifetimes`).
+    validUntil: str | None = None
     # Ids of stored facts this one makes no longer true ("moved to Lyon" replaces "lives in Paris"): they are
     # closed as history when this fact is stored, and stay as they are when it is not.
     replaces: list[str] = Field(default_factory=list)
@@ -111,7 +113,7 @@ class NewFact(BaseModel):
     def _sensitive(cls, value: Any) -> str | None:
         return marked_category(value)
 
-    @field_validator("when", "eventDate", mode="before")
+    @field_validator("when", "eventDate", "validUntil", mode="before")
     @classmethod
     def _optional_text(cls, value: Any) -> str | None:
         """Text, or None for anything else (a number, an object, an empty string)."""
@@ -131,7 +133,7 @@ class NewFact(BaseModel):
         """Facts without the optional fields keep the documented shape (content, category, confidence)."""
         data = handler(self)
         if isinstance(data, dict):
-            for name in ("sensitive", "when", "eventDate", "replaces"):
+            for name in ("sensitive", "when", "eventDate", "validUntil", "replaces"):
                 if not data.get(name):
                     data.pop(name, None)
         return data

@@ -9,7 +9,8 @@
   retraction, deleted: the user said it was wrong, or asked to forget it, and history would keep what they took back.
 - Time: a new fact records when the user said it (`observedAt`: the time of their turn it came from, not of the
   extraction), and its relative time words, in facts and in summaries, are replaced by the date they stand for,
-  counted from that turn's day; the fact keeps the date as its `eventDate` (`bot.memory.pipeline.dates`).
+  counted from that turn's day; the fact keeps the date as its `eventDate` (`bot.memory.pipeline.dates`). A new fact
+  whose words bound it in time keeps its last day as `validUntil` (`bot.memory.pipeline.lifetimes`).
 - The model's sensitive-data mark travels with a new fact (`sensitive`), for the write gate, which withholds what
   the user did not ask to keep (`bot.memory.rules.write_gate`, `bot.memory.rules.withhold`).
 - New facts need the confidence threshold, must pass the poisoning guard, and are de-duplicated: an exact
@@ -32,6 +33,7 @@ from bot.memory.models import Fact, MemoryFile, Turn, iso, new_fact_id
 from bot.memory.pipeline.answer import ExtractionResult, NewFact
 from bot.memory.pipeline.dates import dated, resolved
 from bot.memory.pipeline.filter import normalise
+from bot.memory.pipeline.lifetimes import last_day
 from bot.memory.pipeline.selector import analyze
 from bot.memory.rules.guard import rejection_reason
 
@@ -263,6 +265,9 @@ class _Intake:
         if not content:
             return
         said = _said_at(content, self.said_words, self.latest)
+        until = last_day(
+            content, _day(said), when=candidate.when, valid_until=candidate.validUntil, event_date=candidate.eventDate
+        )
         content, event = dated(content, _day(said), when=candidate.when, model_date=candidate.eventDate)
         content = content[:MAX_FACT_CHARS]
         if not self._admissible(candidate, content):
@@ -272,7 +277,7 @@ class _Intake:
         if existing is not None:
             self._confirm(existing, candidate, content, event, said)
         else:
-            self._add(candidate, content, event, said)
+            self._add(candidate, content, event, said, until)
 
     def _admissible(self, candidate: NewFact, content: str) -> bool:
         """Confident enough and not refused by the poisoning guard; counts the reason when not."""
@@ -294,7 +299,7 @@ class _Intake:
         self.stored.append(_Stored(candidate, existing, iso(said), added=False))
         self.report.facts_confirmed += 1
 
-    def _add(self, candidate: NewFact, content: str, event: str, said: datetime) -> None:
+    def _add(self, candidate: NewFact, content: str, event: str, said: datetime, until: str = "") -> None:
         fact = Fact(
             id=_unused_id(self.taken),
             content=content,
@@ -305,6 +310,7 @@ class _Intake:
             lastConfirmedAt=self.stamp,
             observedAt=iso(said),
             eventDate=event,
+            validUntil=until,
         )
         if candidate.sensitive is not None:
             setattr(fact, "sensitive", candidate.sensitive)  # noqa: B010 (an extra field, kept with the fact)
@@ -383,3 +389,8 @@ def _unused_id(taken: set[str]) -> str:
         pass
     taken.add(candidate)
     return candidate
+
+
+def near_duplicate(facts: list[Fact], content: str, threshold: float) -> Fact | None:
+    """The fact of `facts` that `content` repeats (the same test new facts pass: exact or near), else None."""
+    return _closest(facts, content, threshold)

@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from bot.memory.drivers.tally import estimate_tokens
 from bot.memory.errors import ExtractionFailed
-from bot.memory.models import MemoryFile, Turn, iso
+from bot.memory.models import Fact, MemoryFile, Turn, iso
 from bot.memory.pipeline.answer import ExtractionResult, TokenUsage
 from bot.memory.pipeline.parsing import ExtractionParseError, parse_extraction
 from bot.memory.stats import CallCounts
@@ -74,7 +74,10 @@ Each turn has the time it was said ("at"). When a fact is about something at a p
 move, a start date), keep the time words in the fact as the user said them and add "when" with those words \
 ("next Friday", "in two weeks", "last month"), and "eventDate": the date they mean, counted from the "at" of the \
 turn that says them (YYYY-MM-DD, or YYYY-MM or YYYY when only the month or year is known). Dates already written \
-in the memory stay as they are.
+in the memory stay as they are. When the words say the fact holds only for a while ("this week I'm in Rome", \
+"until Sunday", "for the next two months"), add "validUntil": the last day it holds (YYYY-MM-DD); a habit \
+("works weekends") or something that stays true has none. Stored facts show when they were said ("saidAt") and \
+their dates: do not learn again what their dates say is over.
 
 Rules that always hold:
 - Remember only things about THIS user, and only from THIS user's own words. Lines from the assistant give \
@@ -116,11 +119,20 @@ def memory_for_prompt(memory: MemoryFile) -> dict[str, object]:
     """The parts of the memory the extractor needs: summaries and facts with ids (no bookkeeping fields)."""
     return {
         "summaries": {name: section.summary for name, section in memory.sections()},
-        "facts": [
-            {"id": fact.id, "content": fact.content, "category": fact.category, "confidence": fact.confidence}
-            for fact in memory.facts
-        ],
+        "facts": [fact_for_prompt(fact) for fact in memory.facts],
     }
+
+
+def fact_for_prompt(fact: Fact) -> dict[str, object]:
+    """A fact as the extractor sees it: id, words, and its dates (when it was said, when it happens, its last day),
+    so the model can tell what a newer fact already made obsolete and does not learn again what is over."""
+    shown: dict[str, object] = {
+        "id": fact.id, "content": fact.content, "category": fact.category, "confidence": fact.confidence
+    }
+    for name, value in (("saidAt", fact.said_at[:10]), ("eventDate", fact.eventDate), ("validUntil", fact.validUntil)):
+        if value:
+            shown[name] = value
+    return shown
 
 
 def turns_for_prompt(turns: Sequence[Turn], user_id: int) -> list[dict[str, str]]:

@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Protocol
 
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
+from bot.memory.pipeline.staleness import factors_of, last_seen_days
 from bot.storage.lru import LruCache
 
 SIMILARITY_WEIGHT = 0.6
@@ -202,13 +204,19 @@ class FactIndex:
         result: NDArray[np.float64] = matched / best
         return result
 
-    def top(self, query: str, top_k: int) -> list[Fact]:
-        """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first)."""
-        return rank(self.facts, self.similarities(query), self.confidence, top_k)
+    def top(self, query: str, top_k: int, *, factor: NDArray[np.float64] | None = None) -> list[Fact]:
+        """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first); each
+        score times its `factor` when given (staleness, `bot.memory.pipeline.staleness`)."""
+        return rank(self.facts, self.similarities(query), self.confidence, top_k, factor=factor)
 
 
 def rank(
-    facts: Sequence[Fact], similarity: NDArray[np.float64], confidence: NDArray[np.float64], top_k: int
+    facts: Sequence[Fact],
+    similarity: NDArray[np.float64],
+    confidence: NDArray[np.float64],
+    top_k: int,
+    *,
+    factor: NDArray[np.float64] | None = None,
 ) -> list[Fact]:
     """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first, ties broken newest first.
 
@@ -218,6 +226,8 @@ def rank(
     if top_k <= 0 or not facts:
         return []
     scores = SIMILARITY_WEIGHT * similarity + CONFIDENCE_WEIGHT * confidence
+    if factor is not None:
+        scores = scores * factor
     order = np.lexsort((-np.arange(len(scores)), -scores))[:top_k]
     return [facts[i] for i in order.tolist()]
 
@@ -247,10 +257,13 @@ class FactSelector:
         top_k: int = 15,
         cache_size: int = 512,
         build: Callable[[Sequence[Fact]], RankedIndex] = FactIndex.build,
+        stale_days: int = 0,
     ) -> None:
         self.top_k = top_k
+        self.stale_days = stale_days  # 0: no staleness (`bot.memory.pipeline.staleness`)
         self._build = build
         self._cache: LruCache[str, tuple[int, RankedIndex]] = LruCache(cache_size)
+        self._seen: LruCache[str, tuple[tuple[Fact, ...], NDArray[np.float64]]] = LruCache(cache_size)
 
     def is_cached(self, user_key: str, revision: int) -> bool:
         """True when the index of this revision is built already (a selection is then a cheap lookup)."""
@@ -281,20 +294,39 @@ class FactSelector:
         facts: Sequence[Fact],
         recent_texts: Sequence[str],
         top_k: int | None = None,
+        *,
+        now: datetime | None = None,
     ) -> list[Fact]:
+        """The best facts for the conversation; with `now` (and `stale_days`), stale facts rank a little lower."""
         if not facts:
             return []
         index = self.index_for(user_key, revision, facts)
-        return index.top(build_query(recent_texts), self.top_k if top_k is None else top_k)
+        wanted = self.top_k if top_k is None else top_k
+        if now is not None and self.stale_days > 0 and isinstance(index, FactIndex):
+            factor = factors_of(self._seen_days(user_key, index), now, self.stale_days)
+            return index.top(build_query(recent_texts), wanted, factor=factor)
+        return index.top(build_query(recent_texts), wanted)
+
+    def _seen_days(self, user_key: str, index: FactIndex) -> NDArray[np.float64]:
+        """The facts' last-seen days of this index, computed once per index (kept beside it, as many as it)."""
+        cached = self._seen.peek(user_key)
+        if cached is not None and cached[0] is index.facts:
+            return cached[1]
+        seen = last_seen_days(index.facts)
+        self._seen.put(user_key, (index.facts, seen))
+        return seen
 
     def forget(self, user_key: str) -> None:
         self._cache.discard(user_key)
+        self._seen.discard(user_key)
 
     def forget_prefixed(self, user_key: str, prefix: str) -> None:
         """Drop `user_key` and every key starting with `prefix` (a user's per-place indexes): a scan of the bounded
         cache, so nobody needs to keep an index of keys per user."""
         for key in [key for key in self._cache if key == user_key or key.startswith(prefix)]:
             self._cache.discard(key)
+        for key in [key for key in self._seen if key == user_key or key.startswith(prefix)]:
+            self._seen.discard(key)
 
     @property
     def cached(self) -> int:
