@@ -169,7 +169,7 @@ class ChatCog(commands.Cog):
 
     def _allowed_place(self, message: discord.Message) -> bool:
         if message.guild is None:
-            return self.settings.allow_dms
+            return True  # who may DM the bot is DM_POLICY's (`ReplyPolicy.refusal`), with its notice
         if self.settings.allowed_guild_ids and message.guild.id not in self.settings.allowed_guild_ids:
             return False
         if self.settings.allowed_channel_ids:
