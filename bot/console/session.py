@@ -34,7 +34,9 @@ from bot.chat.conversation import (
 )
 from bot.chat.model import UnusableAnswer
 from bot.config import Settings, describe_endpoint
-from bot.console.commands import HELP, ConsoleCommands, parse_command
+from bot.console.commands import EXPORTS_FOLDER, HELP, ConsoleCommands, parse_command
+from bot.console.leaving import save_and_say
+from bot.console.streaming import console_reply
 from bot.memory.models import IncomingMessage, Location
 
 CONSOLE_CONVERSATION_ID = 1
@@ -46,6 +48,10 @@ MAX_ERROR_CHARS = 300
 
 def _say(text: str) -> None:
     print(text, flush=True)
+
+
+def _write(text: str) -> None:
+    print(text, end="", flush=True)
 
 
 def model_failure(error: openai.OpenAIError, endpoint: str, secrets: list[str]) -> str:
@@ -121,7 +127,8 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     prepare_terminal()
     reader = _StdinReader()
     commands = ConsoleCommands(
-        memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say
+        memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say,
+        exports=settings.data_dir / EXPORTS_FOLDER,
     )
     _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
     _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
@@ -148,13 +155,13 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
                                 memory_profile=prompt.profile)
         past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = await resources.chat.reply(
-                chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)
-            )
+            answer = (await console_reply(
+                resources.chat, chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts),
+                stream=settings.stream_replies, write=_write, say=_say,
+            )).text
         except openai.OpenAIError as error:
             _say(f"({model_failure(error, endpoint, secrets)})")
             continue
-        print(f"bot> {answer}", flush=True)
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
         history += [current, reply]
         now = datetime.now(UTC)
@@ -189,8 +196,7 @@ async def run_console(settings: Settings, *, user_id: int, name: str) -> int:
         stopper.cancel()
         chat.cancel()
         await asyncio.wait({chat})  # let a cancelled reply unwind; never raises
-        print("\nSaving what I learned…", flush=True)
-        await resources.memory.ops.shutdown(settings.shutdown_timeout_seconds)
+        await save_and_say(resources, user_id=user_id, say=_say)
         await resources.aclose()
     if not chat.cancelled() and (failure := chat.exception()) is not None:
         raise failure  # after saving: a crash in the chat does not cost what was learned before it
