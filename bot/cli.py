@@ -227,6 +227,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
         settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
         resources.memory.ops.where, resumed, bot.shard_plan(),
     )
+    checker = asyncio.create_task(warn_about_unknown_models(resources))  # never delays the start
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -250,10 +251,21 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
             status = EXIT_RUNTIME
     else:
         log.info("stop requested; flushing pending memory updates")
+    checker.cancel()
     await shutdown(bot, resources, settings.shutdown_timeout_seconds)
     stopper.cancel()
     runner.cancel()
     return status
+
+
+async def warn_about_unknown_models(resources: Resources) -> None:
+    """One WARNING line per configured model the endpoint does not list, with what it offers."""
+    from bot.chat.catalog import configured_models, start_check
+
+    settings = resources.settings
+    wanted = configured_models(settings.chat_model, settings.memory_model)
+    for line in await start_check(resources.client, wanted, describe_endpoint(settings.openai_base_url)):
+        log.warning("%s", line)
 
 
 async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None:

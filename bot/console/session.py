@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 import openai
 
 from bot.app import DataDirError, Resources, build_resources, start_memory
+from bot.chat.catalog import configured_models, offered_models, start_check, unknown_model_line
 from bot.chat.conversation import (
     HistoryEntry,
     HistoryTrimmer,
@@ -132,6 +133,9 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     )
     _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
     _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
+    wanted = configured_models(settings.chat_model, settings.memory_model)
+    for warning in await start_check(resources.client, wanted, endpoint):
+        _say(f"({warning})")
     while True:
         line = await reader.read(f"{name}> ")
         if line is None:
@@ -161,6 +165,9 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             )).text
         except openai.OpenAIError as error:
             _say(f"({model_failure(error, endpoint, secrets)})")
+            if isinstance(error, openai.NotFoundError):
+                offered = await offered_models(resources.client)
+                _say(f"({unknown_model_line('CHAT_MODEL', settings.chat_model, endpoint, offered)})")
             continue
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
         history += [current, reply]
