@@ -9,6 +9,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from bot.console.session import UNREADABLE_NOTICE
 from bot.console.streaming import NOT_STREAMING_NOTE
 from tests.support.llm_server import ChatServer, RejectFeatures, extraction, reply
 from tests.test_console import (  # noqa: F401 (fixtures)
@@ -84,3 +85,16 @@ def test_ctrl_d_says_what_it_saved(workdir: Path, chat_server: ChatServer, conso
 def test_leaving_with_nothing_pending_says_so(console: Console) -> None:
     out, _ = console().communicate("/quit\n", timeout=60)
     assert "(nothing new to learn: your memory is as it was)" in out
+
+
+def test_a_damaged_memory_is_told_of_once_at_the_start(
+    workdir: Path, chat_server: ChatServer, console: Console
+) -> None:
+    memory = workdir / "data" / "memory"
+    memory.mkdir(parents=True)
+    (memory / f"{USER}.json").write_bytes(b'{"version": "2.0", "facts": [')
+    chat_server.enqueue(reply(REPLY), extraction())
+    out, err = console().communicate(f"{MESSAGE}\n/show\n", timeout=60)
+    assert out.count(UNREADABLE_NOTICE) == 1, out + err
+    assert out.index(UNREADABLE_NOTICE) < out.index(f"bot> {REPLY}"), "before the first message, not after it"
+    assert [copy.read_bytes() for copy in memory.glob(f"{USER}.json.corrupt-*")] == [b'{"version": "2.0", "facts": [']

@@ -45,6 +45,10 @@ CONSOLE_HERE = Location.dm(CONSOLE_CONVERSATION_ID)  # private, like a DM: no se
 BOT_ID = 2
 LOG_FILE = "console.log"
 MAX_ERROR_CHARS = 300
+UNREADABLE_NOTICE = (
+    "(what I remembered about you earlier could not be read (the stored copy was damaged), so I started a new "
+    "memory; the damaged copy was kept aside for the operator, and /forget deletes it with the rest)"
+)
 
 
 def _say(text: str) -> None:
@@ -117,6 +121,25 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
         future.set_result(line)
 
 
+async def _greet(resources: Resources, *, user_id: int, name: str, endpoint: str) -> None:
+    """Who is chatting with which model where, where memory lives, and a configured model the endpoint lacks."""
+    settings, memory = resources.settings, resources.memory
+    _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
+    _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
+    wanted = configured_models(settings.chat_model, settings.memory_model)
+    for warning in await start_check(resources.client, wanted, endpoint):
+        _say(f"({warning})")
+    await memory.user(user_id).show()  # read now, so a damaged memory is told of before the first message
+
+
+async def _report_failure(resources: Resources, error: openai.OpenAIError, endpoint: str, secrets: list[str]) -> None:
+    """The failure's line, and after a 404 the line naming what the endpoint offers instead."""
+    _say(f"({model_failure(error, endpoint, secrets)})")
+    if isinstance(error, openai.NotFoundError):
+        offered = await offered_models(resources.client)
+        _say(f"({unknown_model_line('CHAT_MODEL', resources.settings.chat_model, endpoint, offered)})")
+
+
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
@@ -131,12 +154,11 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
         memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say,
         exports=settings.data_dir / EXPORTS_FOLDER,
     )
-    _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
-    _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
-    wanted = configured_models(settings.chat_model, settings.memory_model)
-    for warning in await start_check(resources.client, wanted, endpoint):
-        _say(f"({warning})")
+    await _greet(resources, user_id=user_id, name=name, endpoint=endpoint)
+    mine = memory.user(user_id)
     while True:
+        if mine.take_unreadable_notice():
+            _say(UNREADABLE_NOTICE)
         line = await reader.read(f"{name}> ")
         if line is None:
             return
@@ -164,10 +186,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
                 stream=settings.stream_replies, write=_write, say=_say,
             )).text
         except openai.OpenAIError as error:
-            _say(f"({model_failure(error, endpoint, secrets)})")
-            if isinstance(error, openai.NotFoundError):
-                offered = await offered_models(resources.client)
-                _say(f"({unknown_model_line('CHAT_MODEL', settings.chat_model, endpoint, offered)})")
+            await _report_failure(resources, error, endpoint, secrets)
             continue
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
         history += [current, reply]

@@ -135,6 +135,10 @@ class UserMemory:
         """The user's whole memory as pretty JSON, for `/memory export` and the console."""
         return await self._storage.memories.export_bytes(self.user_id)
 
+    def take_unreadable_notice(self) -> bool:
+        """Whether to tell the user, now and once, that their earlier memory was unreadable and kept aside."""
+        return self._storage.memories.take_unreadable(self.user_id)
+
     async def recalled(self, record: ReplyRecord) -> list[RecalledItem]:
         """The summaries and facts a recorded reply to this user used, with their current text (None for what is
         gone). `InvalidRequest` when the reply answered someone else."""
