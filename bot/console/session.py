@@ -8,6 +8,10 @@ URL again when the endpoint cannot be reached. Lines starting with `/` are comma
 `DATA_DIR/console.log`, so it never lands in the middle of the prompt; lines are read with readline (editing, history
 for this session only, no length limit), and input that is not UTF-8 is read with replacement characters instead of
 ending the session.
+
+Replies stream while the endpoint streams (`bot.console.streaming`); a configured model the endpoint does not list
+is named with the ones it offers (`bot.chat.catalog`); a memory found damaged is told of once; leaving says what
+was saved (`bot.console.leaving`).
 """
 
 from __future__ import annotations
