@@ -5,6 +5,7 @@ bot's real dispatch and command tree, on the file store (the one that keeps a da
 from __future__ import annotations
 
 from bot.client.notices import UNREADABLE_MEMORY_NOTICE
+from bot.memory.doors import ForgetEverything
 from tests.cogs.conftest import ALICE_ID, Scene
 from tests.helpers import calls, dispatch, make_interaction, run_slash
 from tests.support.llm_server import reply
@@ -60,3 +61,15 @@ async def test_someone_else_is_never_told(scene: Scene) -> None:
     assert [sent.content for sent in h.discord.bot_messages(scene.bob_dm)] == ["Hi Bob!"]
     bob = await run_slash(h.bot, make_interaction(scene.bob_user), "memory show")
     assert not any("could not be read" in (c.content or "") for c in calls(bob))
+
+
+async def test_forgetting_everything_deletes_the_kept_copy_and_the_notice_with_it(scene: Scene) -> None:
+    h = scene.h
+    damage(scene)
+    h.llm.say(reply("Hi Alice!"), reply("Hello."))
+    await dispatch(h.bot, "message", h.discord.mention_bot(scene.general, scene.alice, "hello"))  # kept aside now
+    assert kept_aside(scene) == [DAMAGED]
+    await h.memory.user(ALICE_ID).forget(ForgetEverything())
+    assert kept_aside(scene) == []
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "hi"))
+    assert [sent.content for sent in h.discord.bot_messages(scene.alice_dm)] == ["Hello."], "nothing left to tell of"
