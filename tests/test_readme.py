@@ -171,3 +171,13 @@ def test_the_console_try_works_verbatim_against_a_local_server(tmp_path: Path, c
     assert "Saving what I learned" in process.stdout
     assert (tmp_path / "data" / "memory" / "1.json").exists(), "memory goes to ./data, which git ignores"
     assert "Traceback" not in process.stderr
+
+
+def test_local_model_users_are_told_to_set_chat_model() -> None:
+    """The default is an OpenAI model name, which a local server answers with 404."""
+    local_try = console_try_line()
+    assert "CHAT_MODEL=" in local_try
+    example = (ROOT / ".env.example").read_text("utf-8")
+    comment = example[: example.index("\nCHAT_MODEL=")].rsplit("\n# Model for replies.", 1)[1]
+    assert "local server" in comment and "404" in comment
+    assert "set `CHAT_MODEL` to a model it serves" in prose(ROOT / "docs" / "configuration.md")
