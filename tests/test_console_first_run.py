@@ -27,12 +27,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_replies_stream_from_an_endpoint_that_streams(chat_server: ChatServer, console: Console) -> None:
-    chat_server.enqueue(reply(REPLY, chunks=6), extraction())
-    out, err = console().communicate(f"{MESSAGE}\n", timeout=60)
-    assert f"bot> {REPLY}\n" in out, err
-    chat = chat_server.requests[0]["body"]
-    assert chat.get("stream") is True, "the console asked for a stream"
+    chat_server.enqueue(reply(REPLY, chunks=6), reply("Again.", chunks=2), extraction())
+    out, err = console().communicate(f"{MESSAGE}\nonce more\n", timeout=60)
+    assert f"bot> {REPLY}\n" in out and "bot> Again.\n" in out, err
+    chats = [request["body"] for request in chat_server.requests if "response_format" not in request["body"]]
+    assert [body.get("stream") for body in chats] == [True, True], "the console asked for a stream"
     assert NOT_STREAMING_NOTE not in out
+    held, live = (line for line in out.splitlines() if line.startswith("(streamed"))  # then no more
+    assert "shown when complete: a model's first answer here shows whether it streams its reasoning" in held
+    assert live.startswith("(streamed: first words after ") and live.endswith(" s)"), out
+    assert out.index(f"bot> {REPLY}") < out.index(held) < out.index("bot> Again.") < out.index(live)
 
 
 def test_an_endpoint_that_refuses_streaming_gets_whole_answers_and_one_note(
@@ -42,6 +46,7 @@ def test_an_endpoint_that_refuses_streaming_gets_whole_answers_and_one_note(
     chat_server.enqueue(whole, whole, RejectFeatures(reply("Second answer."), ("stream",)), extraction())
     out, err = console().communicate(f"{MESSAGE}\nAnd another thing.\n", timeout=60)
     assert out.count(NOT_STREAMING_NOTE) == 1, out
+    assert "(streamed:" not in out
     assert f"bot> {REPLY}\n" in out and "bot> Second answer.\n" in out, err
     chats = [request["body"] for request in chat_server.requests if "response_format" not in request["body"]]
     assert [body.get("stream") is True for body in chats] == [True, False, False], "asked once, then never again"

@@ -41,7 +41,7 @@ from bot.chat.model import UnusableAnswer
 from bot.config import Settings, describe_endpoint
 from bot.console.commands import EXPORTS_FOLDER, HELP, ConsoleCommands, parse_command
 from bot.console.leaving import save_and_say
-from bot.console.streaming import console_reply
+from bot.console.streaming import PaceNotes, console_reply
 from bot.memory.models import IncomingMessage, Location
 
 CONSOLE_CONVERSATION_ID = 1
@@ -160,6 +160,7 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     )
     await _greet(resources, user_id=user_id, name=name, endpoint=endpoint)
     mine = memory.user(user_id)
+    paces = PaceNotes()
     while True:
         if mine.take_unreadable_notice():
             _say(UNREADABLE_NOTICE)
@@ -185,13 +186,16 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
                                 memory_profile=prompt.profile)
         past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = (await console_reply(
+            written = await console_reply(
                 resources.chat, chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts),
                 stream=settings.stream_replies, write=_write, say=_say,
-            )).text
+            )
         except openai.OpenAIError as error:
             await _report_failure(resources, error, endpoint, secrets)
             continue
+        answer = written.text
+        if (pace := paces.after(written)) is not None:  # how this endpoint streams, until one has streamed live
+            _say(pace)
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
         history += [current, reply]
         now = datetime.now(UTC)

@@ -6,11 +6,13 @@ never shown, and a model whose reasoning arrives as plain text is held back exac
 `visible_answer` of the whole answer, the same as a reply that was not streamed; when what was shown early is not
 a start of it (rare: a tag that turned out to be thinking), the final text is printed again on its own line.
 An endpoint that refuses streaming, or answers a stream request without one, gets whole answers from then on and
-the console says so once.
+the console says so once; after the first streamed answer it says how long the first words and the whole answer
+took, which is what shows whether an endpoint streams well.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,10 +31,41 @@ Write = Callable[[str], None]
 
 @dataclass(frozen=True, slots=True)
 class ConsoleReply:
-    """The final text (what memory may learn) and whether it was streamed."""
+    """The final text (what memory may learn), whether it was streamed, and for a streamed one how long the first
+    visible words and the whole answer took (what tells whether the endpoint streams well)."""
 
     text: str
     streamed: bool
+    first_words_seconds: float | None = None
+    total_seconds: float | None = None
+
+    def pace(self) -> str | None:
+        """One line on how the answer streamed, or None for a whole answer."""
+        if not self.streamed or self.total_seconds is None:
+            return None
+        if self.first_words_seconds is None:
+            return (
+                f"(streamed in {self.total_seconds:.1f} s, shown when complete: a model's first answer here shows "
+                "whether it streams its reasoning as plain text, and nothing of that is ever shown)"
+            )
+        return (
+            f"(streamed: first words after {self.first_words_seconds:.1f} s, the whole answer in "
+            f"{self.total_seconds:.1f} s)"
+        )
+
+
+class PaceNotes:
+    """Says how answers stream until one has been shown while it arrived, then stays quiet."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def after(self, reply: ConsoleReply) -> str | None:
+        """The line to show after `reply`, if any."""
+        if self.done:
+            return None
+        self.done = reply.first_words_seconds is not None
+        return reply.pace()
 
 
 class _Printer:
@@ -41,6 +74,8 @@ class _Printer:
     def __init__(self, write: Write) -> None:
         self.write = write
         self.printed: str | None = None  # None: nothing written yet, not even the prefix
+        self.started = time.monotonic()
+        self.first_words: float | None = None  # seconds from the request to the first visible words
 
     def show(self, text: str) -> None:
         if not text:
@@ -48,6 +83,7 @@ class _Printer:
         if self.printed is None:
             self.write(PREFIX)
             self.printed = ""
+            self.first_words = time.monotonic() - self.started
         if text.startswith(self.printed):
             self.write(text[len(self.printed):])
             self.printed = text
@@ -62,12 +98,14 @@ class _Printer:
         self.write("\n")
 
 
-async def _streamed(chat: ChatModel, messages: Sequence[ChatCompletionMessageParam], write: Write) -> str | None:
+async def _streamed(
+    chat: ChatModel, messages: Sequence[ChatCompletionMessageParam], write: Write
+) -> ConsoleReply | None:
     """The answer streamed to the terminal, or None when the endpoint gave no stream (nothing was written)."""
+    printer = _Printer(write)
     stream = await chat.open_stream(messages)
     if stream is None:
         return None
-    printer = _Printer(write)
     raw = ""
     try:
         async for delta in stream.deltas():
@@ -81,8 +119,9 @@ async def _streamed(chat: ChatModel, messages: Sequence[ChatCompletionMessagePar
             write("\n")  # the error line that follows starts on its own line
         raise
     final = visible_answer(raw)
+    first_words = printer.first_words
     printer.finish(final)
-    return final
+    return ConsoleReply(final, True, first_words, time.monotonic() - printer.started)
 
 
 async def console_reply(
@@ -93,9 +132,9 @@ async def console_reply(
     With `stream` (STREAM_REPLIES) the answer is streamed while the endpoint streams; `say` gets the one line
     telling that it does not (after which `chat` is no longer asked to stream)."""
     if stream and chat.streaming_supported:
-        text = await _streamed(chat, messages, write)
-        if text is not None:
-            return ConsoleReply(text, streamed=True)
+        streamed = await _streamed(chat, messages, write)
+        if streamed is not None:
+            return streamed
         chat.streaming_supported = False
         say(NOT_STREAMING_NOTE)
     answer = await chat.complete(messages)
