@@ -1,7 +1,7 @@
 """The baselines our engine is measured against, re-implemented here (the engine is never edited from `bench/`).
 
-- The seed's way (`select_relevant_facts`): the fact selection of the project's original design note (DeerFlow's
-  documented selection: a word TfidfVectorizer fitted on the facts and the dialogue for every message),
+- The DeerFlow design (`select_relevant_facts`): the fact selection of the memory design this project started from
+  (DeerFlow's documented selection: a word TfidfVectorizer fitted on the facts and the dialogue for every message),
   re-implemented exactly.
 - The previous engine (`TfidfCosineIndex`, `tfidf_cosine_selector`): `bot.memory.pipeline.selector.FactIndex` as it was before
   the BM25 change, kept as an ablation baseline: sklearn's `TfidfVectorizer(analyzer=analyze, sublinear_tf=True,
@@ -45,11 +45,11 @@ from bot.memory.pipeline.render import BLOCK_TAG, ELSEWHERE_NOTE, SECTION_LABELS
 from bot.memory.pipeline.selector import FactIndex, FactSelector, analyze, index_terms, rank
 from bot.storage.lru import LruCache
 
-# --- the seed's way -------------------------------------------------------------------------------------------
+# --- the DeerFlow design -------------------------------------------------------------------------------------------
 
 
 def extract_recent_turns(conversation: Sequence[str], n: int = 3) -> str:
-    """The seed's helper: the text of the last `n` turns."""
+    """The DeerFlow design's helper: the text of the last `n` turns."""
     return "\n".join(conversation[-n:])
 
 
@@ -80,7 +80,7 @@ def select_relevant_facts(facts: Sequence[dict[str, Any]], conversation: Sequenc
 
 
 def fact_dicts(facts: Sequence[Any]) -> list[dict[str, Any]]:
-    """Facts as the seed holds them: plain dicts read from the JSON file."""
+    """Facts as the DeerFlow design holds them: plain dicts read from the JSON file."""
     return [fact.model_dump(mode="json") for fact in facts]
 
 

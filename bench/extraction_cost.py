@@ -8,7 +8,7 @@ counts prompt tokens per request (len(content) // 4 + 4 per message). Each burst
 realistic lengths) goes through `remember`, then `debouncer.flush()` runs its one extraction; the server answers
 with one new fact and a summary update per call, which the service applies and saves, so memory grows as it would.
 
-Baseline (the seed's way): re-send the whole conversation each time. Simulated through the real
+Baseline (the DeerFlow design): re-send the whole conversation each time. Simulated through the real
 `MemoryExtractor.extract` with all turns so far and the same memory the service had before that burst.
 Targets: our total <= 25% of the baseline; our per-call size flat (the new-turns part of call 20 within 1.2x of
 call 1; the whole prompt may grow only with the memory itself, which the fact cap bounds).
@@ -161,7 +161,7 @@ async def run(bursts: int, per_burst: int) -> list[Table]:
     table.note(f"{bursts} extraction calls each; memory after the run: {len(final.facts)} facts and "
                f"{sum(1 for _, s in final.sections() if s.summary)} summaries (also sent, in both ways); the fixed "
                "system prompt is part of every call")
-    table.note("the whole prompt of ours grows only with the memory (capped at max_facts); the seed's way also re-sends "
+    table.note("the whole prompt of ours grows only with the memory (capped at max_facts); the DeerFlow design also re-sends "
                "every earlier turn, so its total grows quadratically with the conversation")
     return [table]
 

@@ -5,8 +5,8 @@
 Real code path: `memory.recall.prompt` over a `MemoryStore` in a temporary folder with a real memory file
 (500 facts and six summaries), on a warm cache: one `stat` revalidates the cached file, the selector reuses the
 index fitted for this revision, and `render_memory` builds the prompt block. The recent conversation rotates over
-50 seeded 3-turn windows. Stated as a share of a typical LLM call (500 ms). Baseline in the same run: the seed's
-way per reply (read and parse the memory file, a new TF-IDF fit for the selection, same rendering).
+50 seeded 3-turn windows. Stated as a share of a typical LLM call (500 ms). Baseline in the same run: the DeerFlow
+design per reply (read and parse the memory file, a new TF-IDF fit for the selection, same rendering).
 Target: p50 <= 2 ms.
 """
 
@@ -104,7 +104,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
         render = time_ns(lambda: render_memory(memory, chosen, user_label="Ana", token_budget=policy.token_budget),
                          reps=reps, warmup=20)
 
-        # Baseline: the seed's way, every reply reads and parses the file and fits a new TF-IDF.
+        # Baseline: the DeerFlow design, every reply reads and parses the file and fits a new TF-IDF.
         def seed_way() -> str:
             data = json.loads(path.read_bytes())
             parsed = MemoryFile.model_validate(data)
@@ -124,7 +124,7 @@ async def run(n_facts: int, reps: int) -> list[Table]:
     table.add("  of which: selection (cached index) p50", fmt_ms(p50(select)))
     table.add("  of which: render_memory p50", fmt_ms(p50(render)))
     seed_p50 = p50(seed)
-    table.add("vs the seed's way per reply (parse + fit + render) p50 / p95", fmt_ms(p50(total)),
+    table.add("vs the DeerFlow design per reply (parse + fit + render) p50 / p95", fmt_ms(p50(total)),
               f"{fmt_ms(seed_p50, 2)} / {fmt_ms(p95(seed), 2)}", f"{seed_p50 / p50(total):.1f}x faster")
     table.note(f"prompt block: {len(sample)} characters; {reps} timed replies, 50 rotating 3-turn windows")
     return [table]

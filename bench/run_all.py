@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, PROJECT_ROOT, grid, machine_line
+from bench.common import DEFAULT_LOCOMO, LOCOMO_HINT, PROJECT_ROOT, SMOKE_NOTE, grid, machine_line
 
 BENCHMARKS = (
     "selection_latency",
@@ -72,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The evaluation data lives outside the repository; a smoke run checks the code, not the data.
             print(f"{needs_data} skipped: no LoCoMo data in {args.data} ({LOCOMO_HINT} with --data)\n", flush=True)
             names.remove(needs_data)
-    print(f"# benchmarks{' (smoke)' if args.smoke else ''}\n\n{machine_line()}\n", flush=True)
+    mode = f" ({SMOKE_NOTE}; `python -m bench` measures)" if args.smoke else ""
+    print(f"# benchmarks{mode}\n\n{machine_line()}\n", flush=True)
     started = time.perf_counter()
 
     def argv_for(name: str) -> list[str]:

@@ -9,7 +9,7 @@ of the first relevant fact, for:
 - ours: the engine (`FactSelector`, similarity scaled to the best match);
 - previous scale: the same index with the similarity as the share of the query's weight
   (`bench.baselines.QueryShareIndex`), where confidence decides the ranking for long queries;
-- TF-IDF cosine (the engine before BM25), the seed's way, similarity alone, confidence alone, and random.
+- TF-IDF cosine (the engine before BM25), the DeerFlow design, similarity alone, confidence alone, and random.
 Then each tuned constant of the selector varied one at a time, for ours and the previous scale, as on LoCoMo's
 question set (`bench.selection_quality`), to re-check them on this kind of data.
 """
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "previous scale (share of the query's weight)": selector_ranker(QueryShareIndex.build),
         "TF-IDF cosine (engine before BM25)": (lambda sel: lambda k, f, t: [_index(x) for x in sel.select(
             k, 1, f, t, len(f))])(tfidf_cosine_selector(top_k=TOP_K)),
-        "seed's way": seed_ranker(),
+        "DeerFlow design": seed_ranker(),
         "similarity alone (ours, no confidence)": weighted_ranker(1.0, 0.0),
         "confidence alone": weighted_ranker(0.0, 1.0),
         "random": random_ranker(),

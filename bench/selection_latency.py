@@ -6,7 +6,7 @@ Ours: `bot.memory.pipeline.selector.FactSelector.select` on a warm cache (the in
 fitted), so a reply costs: analyse the last 3 turns, look the terms up in the index vocabulary, sum a few sparse
 rows, 0.6 * sim + 0.4 * conf, top 15. The fit happens once per memory revision; its time is reported separately.
 Baselines, measured in the same run and interleaved with ours:
-- seed: the seed's way (bench/baselines.py, seed section 3.6), a new TfidfVectorizer fitted on facts + dialogue
+- DeerFlow design: the DeerFlow design (bench/baselines.py), a new TfidfVectorizer fitted on facts + dialogue
   for every reply;
 - TF-IDF cosine (previous engine): bench/baselines.py's re-implementation of the engine's index before the BM25
   change (fitted once per revision too; the query goes through sklearn's `transform`), as an ablation.
@@ -54,11 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     sizes = [100, 500] if args.smoke else [int(s) for s in args.sizes.split(",")]
     reps = 50 if args.smoke else args.reps
-    header("selection latency (one reply: cached index vs the seed's per-reply fit)", args.smoke)
+    header("selection latency (one reply: cached index vs the DeerFlow design's per-reply fit)", args.smoke)
 
     windows = dialogues(50, seed=2)
     table = Table("select top 15 for one reply (query = last 3 turns)")
-    fits = Table("fit once per memory revision (ours, previous engine) vs per reply (seed)")
+    fits = Table("fit once per memory revision (ours, previous engine) vs per reply (DeerFlow design)")
     counts = []
     for n in sizes:
         facts = make_facts(n, seed=n)
@@ -83,18 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours, prev, seed = samples["ours"], samples["previous"], samples["seed"]
         target = TARGET_P50_MS.get(n)
         table.add(f"{n:>6} facts: ours p50 / p95", f"{fmt_ms(p50(ours))} / {fmt_ms(p95(ours))}",
-                  f"seed {fmt_ms(p50(seed), 1)} / {fmt_ms(p95(seed), 1)}", ratio(p50(ours), p50(seed), speedup=True),
+                  f"DeerFlow design {fmt_ms(p50(seed), 1)} / {fmt_ms(p95(seed), 1)}", ratio(p50(ours), p50(seed), speedup=True),
                   f"p50 <= {target:g} ms" if target else "", p50(ours) / 1e6 <= target if target else None)
         table.add(f"{n:>6} facts: ours vs TF-IDF cosine (previous engine) p50", fmt_ms(p50(ours)),
                   f"previous {fmt_ms(p50(prev))} / {fmt_ms(p95(prev))}", ratio(p50(ours), p50(prev), speedup=True))
         if n == TARGET_SPEEDUP_AT:
             speedup = p50(seed) / p50(ours)
-            table.add(f"{n:>6} facts: speed-up vs seed (wall p50)", f"{speedup:,.1f}x", "1x",
+            table.add(f"{n:>6} facts: speed-up vs the DeerFlow design (wall p50)", f"{speedup:,.1f}x", "1x",
                       f"previous engine {p50(seed) / p50(prev):,.1f}x", f">= {TARGET_SPEEDUP:g}x",
                       speedup >= TARGET_SPEEDUP)
             cpu_speedup = p50(cpu["seed"]) / p50(cpu["ours"])
-            table.add(f"{n:>6} facts: speed-up vs seed (CPU p50)", f"{cpu_speedup:,.1f}x",
-                      f"seed {fmt_ms(p50(cpu['seed']), 2)} CPU",
+            table.add(f"{n:>6} facts: speed-up vs the DeerFlow design (CPU p50)", f"{cpu_speedup:,.1f}x",
+                      f"DeerFlow design {fmt_ms(p50(cpu['seed']), 2)} CPU",
                       f"ours {fmt_ms(p50(cpu['ours']))} CPU; previous engine "
                       f"{p50(cpu['seed']) / p50(cpu['previous']):,.1f}x",
                       f">= {TARGET_SPEEDUP:g}x", cpu_speedup >= TARGET_SPEEDUP)
@@ -104,10 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         fit_prev = time_ns(lambda f=facts: TfidfCosineIndex.build(f), reps=fit_reps, warmup=1)
         fits.add(f"{n:>6} facts: fit p50 (ours / previous engine)",
                  f"{fmt_ms(p50(fit_ours), 1)} / {fmt_ms(p50(fit_prev), 1)}",
-                 f"seed {fmt_ms(p50(seed), 1)} every reply", f"fit = {p50(fit_ours) / max(p50(seed), 1):.1f} seed replies")
-        counts.append(f"{n} facts: ours {len(ours)}, previous engine {len(prev)}, seed {len(seed)}")
+                 f"DeerFlow design {fmt_ms(p50(seed), 1)} every reply", f"fit = {p50(fit_ours) / max(p50(seed), 1):.1f} DeerFlow design replies")
+        counts.append(f"{n} facts: ours {len(ours)}, previous engine {len(prev)}, DeerFlow design {len(seed)}")
         print(f"  measured {n} facts", flush=True)
-    table.note("ours = bot.memory.pipeline.selector.FactSelector.select with the revision's index cached; seed = a new "
+    table.note("ours = bot.memory.pipeline.selector.FactSelector.select with the revision's index cached; DeerFlow design = a new "
                "TfidfVectorizer on facts + dialogue per reply; previous engine = bench/baselines.py TfidfCosineIndex "
                "(fitted once per revision, query via sklearn transform); all timed in alternating rounds, GC off")
     table.note("wall time (perf_counter_ns) is what a reply waits; CPU time (process_time_ns) of the same calls is "

@@ -9,7 +9,7 @@ turn). A question counts as a hit when at least one of its evidence turns is amo
 
 Methods, all in the same run:
 - random: 15 facts drawn uniformly (seeded), averaged over 20 draws;
-- seed: the seed's way (bench.baselines.select_relevant_facts: sklearn's default word TfidfVectorizer fitted on
+- DeerFlow design: the DeerFlow design (bench.baselines.select_relevant_facts: sklearn's default word TfidfVectorizer fitted on
   facts + query, cosine, 0.6 * sim + 0.4 * conf, top 15);
 - TF-IDF cosine (previous engine): bench.baselines.tfidf_cosine_selector, the engine's index before the BM25 change
   (TfidfVectorizer over `analyze`, sublinear tf, l2, cosine), as an ablation baseline;
@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     content = "turn text + image caption" if args.captions else "turn text only (no image captions)"
     table = Table(f"LoCoMo-10: {len(conversations)} conversations, {n_facts} turns as facts, {n_questions} questions")
-    table.add("evidence-hit@15, ours (engine)", f"{ours.overall:.3f}", f"seed {seed.overall:.3f}",
+    table.add("evidence-hit@15, ours (engine)", f"{ours.overall:.3f}", f"DeerFlow design {seed.overall:.3f}",
               f"{ours.overall - seed.overall:+.3f}", f">= {TARGET:.2f}", ours.overall >= TARGET)
     table.add("evidence-hit@15, ours vs TF-IDF cosine (previous engine)", f"{ours.overall:.3f}",
               f"previous {prev.overall:.3f}", f"{ours.overall - prev.overall:+.3f}")
@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.print()
 
     columns = ("random", "seed", "previous", "ours")
-    names = ["random", "seed", "TF-IDF cosine (previous engine)", "ours"]
+    names = ["random", "DeerFlow design", "TF-IDF cosine (previous engine)", "ours"]
     rows = []
     categories = sorted(ours.by_category)
     counts = {c: sum(1 for conv in conversations for q in conv.questions if q.category == c) for c in categories}
@@ -300,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cjk_table = Table(f"Chinese check (synthetic, no spaces): {len(cjk.facts)} facts, {len(cjk.questions)} queries")
     floor = ours.overall - CJK_TOLERANCE
     cjk_ours = cjk_scores["ours"].overall
-    cjk_table.add("hit@15, ours (engine)", f"{cjk_ours:.3f}", f"seed {cjk_scores['seed'].overall:.3f}",
+    cjk_table.add("hit@15, ours (engine)", f"{cjk_ours:.3f}", f"DeerFlow design {cjk_scores['seed'].overall:.3f}",
                   f"{cjk_ours - cjk_scores['seed'].overall:+.3f}",
                   f">= {floor:.3f} (English - {CJK_TOLERANCE})", cjk_ours >= floor)
     cjk_table.add("hit@15, ours vs TF-IDF cosine (previous engine)", f"{cjk_ours:.3f}",
@@ -308,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cjk_table.add("hit@15, ours vs random (20 draws)", f"{cjk_ours:.3f}", f"random {cjk_scores['random'].overall:.3f}",
                   f"{cjk_ours - cjk_scores['random'].overall:+.3f}")
     cjk_table.add("ours: Chinese minus English (LoCoMo)", f"{cjk_ours - ours.overall:+.3f}")
-    cjk_table.note("one relevant fact per query (bench/cjk_set.py); the seed's word tokenizer sees each clause as one "
+    cjk_table.note("one relevant fact per query (bench/cjk_set.py); the DeerFlow design's word tokenizer sees each clause as one "
                    "'word', so it is near random")
     cjk_table.print()
     return exit_code([table, cjk_table], smoke=args.smoke)

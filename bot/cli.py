@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings, SettingsError, describe_endpoint, load_settings
+from bot.config import Settings, SettingsError, deprecation_lines, describe_endpoint, load_settings
 
 if TYPE_CHECKING:  # imported in run_bot: a settings or DATA_DIR error is reported before the heavy imports
     from bot.app import Resources
@@ -59,8 +59,18 @@ def check_data_dir(data_dir: Path) -> str | None:
         ensure_writable_folder(data_dir)  # the journal, pause list and heartbeat
         ensure_writable_folder(data_dir / "memory")
     except OSError as error:
-        return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
+        return data_dir_problem(data_dir, error)
     return None
+
+
+def data_dir_problem(data_dir: Path, error: OSError) -> str:
+    """One line for a DATA_DIR the bot cannot use: a file where a folder belongs is named as such (the system's
+    own words for it, "File exists" or "Not a directory", do not say which path is the file)."""
+    for path in (data_dir / "memory", data_dir, *data_dir.parents):
+        if path.exists() and not path.is_dir():
+            which = "is a file" if path == data_dir else f"cannot be created: {path} is a file"
+            return f"DATA_DIR {data_dir} {which}, not a folder; point DATA_DIR at a folder (it is created if missing)"
+    return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
 
 
 def shard_storage_problem(settings: Settings) -> str | None:
@@ -217,6 +227,7 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
         settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
         resources.memory.ops.where, resumed, bot.shard_plan(),
     )
+    checker = asyncio.create_task(warn_about_unknown_models(resources))  # never delays the start
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -240,10 +251,21 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
             status = EXIT_RUNTIME
     else:
         log.info("stop requested; flushing pending memory updates")
+    checker.cancel()
     await shutdown(bot, resources, settings.shutdown_timeout_seconds)
     stopper.cancel()
     runner.cancel()
     return status
+
+
+async def warn_about_unknown_models(resources: Resources) -> None:
+    """One WARNING line per configured model the endpoint does not list, with what it offers."""
+    from bot.chat.catalog import configured_models, start_check
+
+    settings = resources.settings
+    wanted = configured_models(settings.chat_model, settings.memory_model)
+    for line in await start_check(resources.client, wanted, describe_endpoint(settings.openai_base_url)):
+        log.warning("%s", line)
 
 
 async def shutdown(bot: MemoryBot, resources: Resources, timeout: float) -> None:
@@ -296,7 +318,7 @@ def _hold_data_dir(data_dir: Path) -> str | None:
     except FolderInUse as error:
         return str(error)
     except OSError as error:
-        return f"DATA_DIR {data_dir} is not usable: {error.strerror or type(error).__name__}"
+        return data_dir_problem(data_dir, error)
     return None
 
 
@@ -339,6 +361,8 @@ def _start_logging(settings: Settings, *, console: bool) -> None:
     configure_logging(settings.log_level, secrets=secrets, log_prompts=settings.log_prompts, log_file=log_file)
     if (warning := env_file_warning()) is not None:
         log.warning("%s", warning)
+    for line in deprecation_lines(settings):
+        log.warning("%s", line)
 
 
 def _run(args: argparse.Namespace, settings: Settings, connect: Connect) -> int:

@@ -6,15 +6,15 @@ and tools can build their own. Secrets are `SecretStr`, so they never show up in
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from bot.discord_token import discord_token_problem
+from bot.settings_words import plain_problem
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a friendly, helpful member of this Discord community. You remember the people you talk with, "
@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     allowed_guild_ids: IdList = frozenset()
     allowed_channel_ids: IdList = frozenset()
     auto_reply_channel_ids: IdList = frozenset()
-    allow_dms: bool = True
+    allow_dms: bool = True  # deprecated: DM_POLICY=off says the same (see DEPRECATED_SETTINGS)
     dm_policy: Literal["all", "members", "off"] = "all"
     sync_commands: bool = False
     command_sync_guild_id: int | None = None
@@ -252,6 +252,18 @@ class Settings(BaseSettings):
         return "not-needed"
 
 
+DEPRECATED_SETTINGS = {
+    "allow_dms": "ALLOW_DMS is deprecated and will be removed: set DM_POLICY=off instead of ALLOW_DMS=false "
+    "(ALLOW_DMS=true changes nothing); for now ALLOW_DMS=false still means DM_POLICY=off",
+}
+"""Settings still accepted under an old name, with the line the bot logs at start when one is set."""
+
+
+def deprecation_lines(settings: Settings) -> list[str]:
+    """One line for each deprecated setting the operator set, saying what to write instead."""
+    return [line for name, line in DEPRECATED_SETTINGS.items() if name in settings.model_fields_set]
+
+
 class SettingsError(Exception):
     """A configuration problem, phrased as one line an admin can act on (never containing a secret value)."""
 
@@ -259,50 +271,23 @@ class SettingsError(Exception):
 OPENAI_ENDPOINT = "https://api.openai.com/v1"
 """Where the SDK sends requests when OPENAI_BASE_URL is unset."""
 UNUSED_TOKEN = "placeholder-for-commands-that-never-connect-to-discord"  # noqa: S105 (not a secret)
-_TOKEN_SHAPE = re.compile(r"([A-Za-z0-9_-]{16,})\.([A-Za-z0-9_-]{4,})\.([A-Za-z0-9_-]{20,})")
-_RESET_HINT = "Developer Portal > your application > Bot > Reset Token"
+
+
+def secret_names() -> frozenset[str]:
+    """The settings whose values are never repeated in a message (the `SecretStr` ones)."""
+    return frozenset(name for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation))
 
 
 def validation_problems(error: ValidationError) -> list[str]:
-    """One phrase per bad setting, named by its environment name, without echoing the values."""
-    parts = []
-    for item in error.errors():
-        name = str(item["loc"][0]).upper() if item["loc"] else "settings"
-        message = "is required but not set" if item["type"] == "missing" else item["msg"]
-        parts.append(f"{name} {message}")
-    return parts
+    """One phrase per bad setting in plain words (`bot.settings_words`): its environment name, what is allowed,
+    and what was given, except for secrets."""
+    secrets = secret_names()
+    return [plain_problem(item, secret_names=secrets) for item in error.errors()]
 
 
 def describe_validation_error(error: ValidationError) -> str:
     """One line naming each bad setting by its environment name, without echoing the values."""
     return "invalid configuration: " + "; ".join(validation_problems(error))
-
-
-def discord_token_problem(token: str) -> str | None:
-    """Why `token` cannot be a Discord bot token, or None; never quotes it.
-
-    A bot token is three dot-separated base64url parts, the first of them the bot's user id. Checked at start so a
-    pasted client secret, public key, application id or a "Bot " prefix is named at once instead of being sent to
-    Discord (which rejects it only after the slow imports and a network round trip)."""
-    if not token:
-        return "DISCORD_TOKEN is empty"
-    if token[:4].lower() == "bot ":
-        return "DISCORD_TOKEN starts with 'Bot ': set the token alone, without the prefix"
-    if token.isdecimal():
-        return f"DISCORD_TOKEN is a number (an application or user id), not the bot token: {_RESET_HINT}"
-    shape = _TOKEN_SHAPE.fullmatch(token)
-    user_id = ""
-    if shape is not None:
-        try:
-            user_id = base64.urlsafe_b64decode(shape.group(1) + "=" * (-len(shape.group(1)) % 4)).decode("ascii")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            user_id = ""
-    if not (user_id.isdecimal() and 15 <= len(user_id) <= 21):
-        return (
-            "DISCORD_TOKEN is not a bot token (that is three parts separated by dots; the client secret and the "
-            f"public key are something else): {_RESET_HINT}"
-        )
-    return None
 
 
 def describe_endpoint(url: str | None) -> str:

@@ -43,7 +43,13 @@ from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
 from bot.client.channels import ChannelResolver
 from bot.client.locations import location_of
 from bot.client.messages import REPLYABLE_TYPES, as_incoming, describe_failure, own_role_id, readable_text
-from bot.client.notices import BUSY_REPLY, EMPTY_REPLY, IMAGES_REFUSED_NOTE, LLM_ERROR_REPLY
+from bot.client.notices import (
+    BUSY_REPLY,
+    EMPTY_REPLY,
+    IMAGES_REFUSED_NOTE,
+    LLM_ERROR_REPLY,
+    UNREADABLE_MEMORY_NOTICE,
+)
 from bot.client.reply_policy import Refusal, ReplyPolicy
 from bot.memory.doors import LearningTicket, MemoryPrompt
 from bot.memory.models import IncomingMessage, Location
@@ -169,7 +175,7 @@ class ChatCog(commands.Cog):
 
     def _allowed_place(self, message: discord.Message) -> bool:
         if message.guild is None:
-            return self.settings.allow_dms
+            return True  # who may DM the bot is DM_POLICY's (`ReplyPolicy.refusal`), with its notice
         if self.settings.allowed_guild_ids and message.guild.id not in self.settings.allowed_guild_ids:
             return False
         if self.settings.allowed_channel_ids:
@@ -455,6 +461,8 @@ class ChatCog(commands.Cog):
             notes.append(IMAGES_REFUSED_NOTE)
         if note := prompt.attachments.note():
             notes.append(f"-# {note}")
+        if message.guild is None and self.memory.user(message.author.id).take_unreadable_notice():
+            notes.append(UNREADABLE_MEMORY_NOTICE)  # in private only: in a server it waits for a DM or /memory
         if notes:
             with contextlib.suppress(discord.HTTPException):
                 await message.channel.send("\n".join(notes)[:2000], allowed_mentions=NO_MENTIONS)

@@ -260,7 +260,7 @@ def test_non_numeric_debounce_exits_2_naming_it_without_the_token(workdir: Path)
     assert result.returncode == 2
     assert_one_clean_line(result.stderr, "MEMORY_DEBOUNCE_SECONDS")
     assert TOKEN not in result.stderr + result.stdout and API_KEY not in result.stderr + result.stdout
-    assert "half a minute" not in result.stderr
+    assert "must be a number (given 'half a minute')" in result.stderr  # a short value shows the typo
 
 
 def test_shard_ids_beyond_shard_count_exit_2_with_one_line(workdir: Path) -> None:

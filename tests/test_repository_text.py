@@ -11,7 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("../" + "shared", "/work/" + "shared", "shared" + "/benchmarks", "shared" + "/tools")  # not spelled out
 OUTSIDE = re.compile("|".join(re.escape(folder) for folder in FOLDERS))
-DOCUMENTS = ("README.md", "BENCHMARKS.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/privacy.md")
+DOCUMENTS = (
+    "README.md", "BENCHMARKS.md", "SECURITY.md", "docs/architecture.md", "docs/deploy.md", "docs/privacy.md",
+    "docs/commands.md", "docs/configuration.md", "docs/operations.md",
+)
 
 
 def tracked_text_files() -> list[Path]:

@@ -319,7 +319,7 @@ class ChatModel:
         return Reveal.LIVE if self.thinking is None else self.thinking.reveal_for(self.model)
 
     async def reply(self, messages: Sequence[ChatCompletionMessageParam]) -> str:
-        """The visible answer text (the console's call)."""
+        """The visible answer text of one whole answer."""
         return (await self.complete(messages)).text
 
     async def open_stream(self, messages: Sequence[ChatCompletionMessageParam]) -> ChatStream | None:

@@ -35,6 +35,7 @@ from bot.memory.pipeline.render import SECTION_LABELS, memory_as_text
 from bot.memory.service import MemoryService
 
 FLUSH_WAIT_SECONDS = 20.0
+EXPORTS_FOLDER = "exports"  # under DATA_DIR: never the working directory, which may be a git checkout
 CONFIRM_WORDS = frozenset({"yes", "y"})
 _TRUE = frozenset({"true", "yes", "y", "1", "on"})
 _FALSE = frozenset({"false", "no", "n", "0", "off"})
@@ -65,7 +66,8 @@ COMMANDS: dict[str, Usage] = {
     "/share": Usage("/share fact:<id>", "let one fact be used everywhere", ("fact",)),
     "/unshare": Usage("/unshare fact:<id>", "use a fact again only where it was learned", ("fact",)),
     "/export": Usage(
-        "/export [file]", "save your memory as JSON, readable by you only (memory-<user id>.json)", ("file",)
+        "/export [file]", "save your memory as JSON, readable by you only (in DATA_DIR/exports unless you name a file)",
+        ("file",),
     ),
     "/import": Usage("/import FILE", "add memories from a file: your export, or one memory per line", ("file",)),
     "/incognito": Usage(
@@ -195,8 +197,10 @@ class ConsoleCommands:
     """Runs the commands of one console user; `last_reply_id` is set by the chat loop after each reply."""
 
     def __init__(
-        self, memory: MemoryService, *, user_id: int, place: Place, endpoint: str, ask: Ask, say: Say
+        self, memory: MemoryService, *, user_id: int, place: Place, endpoint: str, ask: Ask, say: Say,
+        exports: Path = Path("data") / EXPORTS_FOLDER,
     ) -> None:
+        self.exports = exports  # where /export writes when no file is named
         self.memory = memory
         self.mine = memory.user(user_id)
         self.user_id = user_id
@@ -344,8 +348,19 @@ class ConsoleCommands:
 
     # --- export ---------------------------------------------------------------------------------------------
 
+    def _export_path(self, command: Command) -> Path:
+        """The file named, or a new one in the exports folder (private to the bot's user), named by the time."""
+        named = command.options.get("file") or command.rest
+        if named:
+            return Path(named).expanduser()
+        try:
+            self.exports.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as error:
+            raise CommandError(f"cannot create {self.exports}: {error.strerror or type(error).__name__}") from None
+        return self.exports / f"memory-{self.user_id}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+
     async def export(self, command: Command) -> None:
-        path = Path(command.options.get("file") or command.rest or f"memory-{self.user_id}.json").expanduser()
+        path = self._export_path(command)
         data = await self.mine.export()
         try:  # a new file, readable by its owner only: it holds everything the bot knows about them
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -355,7 +370,7 @@ class ConsoleCommands:
             raise CommandError(f"cannot write {path}: {error.strerror or type(error).__name__}") from None
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
-        self.say(f"(your memory is in {path}, {len(data):,} bytes, readable by you only)")
+        self.say(f"(your memory is in {path.resolve()}, {len(data):,} bytes, readable by you only)")
 
     async def import_file(self, command: Command) -> None:
         named = command.options.get("file") or command.rest

@@ -8,6 +8,10 @@ URL again when the endpoint cannot be reached. Lines starting with `/` are comma
 `DATA_DIR/console.log`, so it never lands in the middle of the prompt; lines are read with readline (editing, history
 for this session only, no length limit), and input that is not UTF-8 is read with replacement characters instead of
 ending the session.
+
+Replies stream while the endpoint streams (`bot.console.streaming`); a configured model the endpoint does not list
+is named with the ones it offers (`bot.chat.catalog`); a memory found damaged is told of once; leaving says what
+was saved (`bot.console.leaving`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from datetime import UTC, datetime
 import openai
 
 from bot.app import DataDirError, Resources, build_resources, start_memory
+from bot.chat.catalog import configured_models, offered_models, start_check, unknown_model_line
 from bot.chat.conversation import (
     HistoryEntry,
     HistoryTrimmer,
@@ -34,7 +39,9 @@ from bot.chat.conversation import (
 )
 from bot.chat.model import UnusableAnswer
 from bot.config import Settings, describe_endpoint
-from bot.console.commands import HELP, ConsoleCommands, parse_command
+from bot.console.commands import EXPORTS_FOLDER, HELP, ConsoleCommands, parse_command
+from bot.console.leaving import save_and_say
+from bot.console.streaming import PaceNotes, console_reply
 from bot.memory.models import IncomingMessage, Location
 
 CONSOLE_CONVERSATION_ID = 1
@@ -42,10 +49,18 @@ CONSOLE_HERE = Location.dm(CONSOLE_CONVERSATION_ID)  # private, like a DM: no se
 BOT_ID = 2
 LOG_FILE = "console.log"
 MAX_ERROR_CHARS = 300
+UNREADABLE_NOTICE = (
+    "(what I remembered about you earlier could not be read (the stored copy was damaged), so I started a new "
+    "memory; the damaged copy was kept aside for the operator, and /forget deletes it with the rest)"
+)
 
 
 def _say(text: str) -> None:
     print(text, flush=True)
+
+
+def _write(text: str) -> None:
+    print(text, end="", flush=True)
 
 
 def model_failure(error: openai.OpenAIError, endpoint: str, secrets: list[str]) -> str:
@@ -110,6 +125,25 @@ def _resolve(future: asyncio.Future[str | None], line: str | None) -> None:
         future.set_result(line)
 
 
+async def _greet(resources: Resources, *, user_id: int, name: str, endpoint: str) -> None:
+    """Who is chatting with which model where, where memory lives, and a configured model the endpoint lacks."""
+    settings, memory = resources.settings, resources.memory
+    _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
+    _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
+    wanted = configured_models(settings.chat_model, settings.memory_model)
+    for warning in await start_check(resources.client, wanted, endpoint):
+        _say(f"({warning})")
+    await memory.user(user_id).show()  # read now, so a damaged memory is told of before the first message
+
+
+async def _report_failure(resources: Resources, error: openai.OpenAIError, endpoint: str, secrets: list[str]) -> None:
+    """The failure's line, and after a 404 the line naming what the endpoint offers instead."""
+    _say(f"({model_failure(error, endpoint, secrets)})")
+    if isinstance(error, openai.NotFoundError):
+        offered = await offered_models(resources.client)
+        _say(f"({unknown_model_line('CHAT_MODEL', resources.settings.chat_model, endpoint, offered)})")
+
+
 async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     settings = resources.settings
     memory = resources.memory
@@ -121,11 +155,15 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
     prepare_terminal()
     reader = _StdinReader()
     commands = ConsoleCommands(
-        memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say
+        memory, user_id=user_id, place=CONSOLE_HERE.place, endpoint=endpoint, ask=reader.read, say=_say,
+        exports=settings.data_dir / EXPORTS_FOLDER,
     )
-    _say(f"Chatting as {name} (user {user_id}) with {settings.chat_model} at {endpoint}. {HELP}")
-    _say(f"(memory in {memory.ops.where}; the log goes to {settings.data_dir / LOG_FILE})")
+    await _greet(resources, user_id=user_id, name=name, endpoint=endpoint)
+    mine = memory.user(user_id)
+    paces = PaceNotes()
     while True:
+        if mine.take_unreadable_notice():
+            _say(UNREADABLE_NOTICE)
         line = await reader.read(f"{name}> ")
         if line is None:
             return
@@ -148,13 +186,16 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
                                 memory_profile=prompt.profile)
         past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)
         try:
-            answer = await resources.chat.reply(
-                chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts)
+            written = await console_reply(
+                resources.chat, chat_messages(system=system, history=past, current=current, memory_facts=prompt.facts),
+                stream=settings.stream_replies, write=_write, say=_say,
             )
         except openai.OpenAIError as error:
-            _say(f"({model_failure(error, endpoint, secrets)})")
+            await _report_failure(resources, error, endpoint, secrets)
             continue
-        print(f"bot> {answer}", flush=True)
+        answer = written.text
+        if (pace := paces.after(written)) is not None:  # how this endpoint streams, until one has streamed live
+            _say(pace)
         reply = HistoryEntry(BOT_ID, "bot", answer, is_self=True)
         history += [current, reply]
         now = datetime.now(UTC)
@@ -189,8 +230,7 @@ async def run_console(settings: Settings, *, user_id: int, name: str) -> int:
         stopper.cancel()
         chat.cancel()
         await asyncio.wait({chat})  # let a cancelled reply unwind; never raises
-        print("\nSaving what I learned…", flush=True)
-        await resources.memory.ops.shutdown(settings.shutdown_timeout_seconds)
+        await save_and_say(resources, user_id=user_id, say=_say)
         await resources.aclose()
     if not chat.cancelled() and (failure := chat.exception()) is not None:
         raise failure  # after saving: a crash in the chat does not cost what was learned before it

@@ -299,6 +299,11 @@ class UserDoor(Protocol):
         """The whole memory as pretty JSON."""
         ...
 
+    def take_unreadable_notice(self) -> bool:
+        """True once after this user's stored memory was found unreadable and kept aside for the operator (they
+        start with an empty memory and are to be told, privately, once); False until it happens again."""
+        ...
+
     async def recalled(self, record: ReplyRecord) -> list[RecalledItem]:
         """What a recorded reply to this user used, as it reads now; `InvalidRequest` for someone else's."""
         ...

@@ -20,6 +20,7 @@ from discord.ext import commands
 
 from bot.client.interactions import EVERYWHERE
 from bot.client.locations import location_of, place_name
+from bot.client.notices import UNREADABLE_MEMORY_NOTICE
 from bot.memory.doors import (
     MAX_FORGET_MINUTES,
     MAX_IMPORT_BYTES,
@@ -75,7 +76,10 @@ class MemoryCog(commands.Cog):
         self.bot.remove_dynamic_items(ForgetButton, PageButton, ImportButton)
 
     async def _answer(self, interaction: discord.Interaction, text: str, **kwargs: Any) -> None:
-        """A private follow-up; an empty `text` sends no content at all (an embed alone), not an empty string."""
+        """A private follow-up; an empty `text` sends no content at all (an embed alone), not an empty string. It
+        carries the one notice that the caller's earlier memory was unreadable, when there is one to give."""
+        if self.memory.user(interaction.user.id).take_unreadable_notice():
+            text = f"{text}\n{UNREADABLE_MEMORY_NOTICE}" if text else UNREADABLE_MEMORY_NOTICE
         if text:
             kwargs["content"] = text
         await interaction.followup.send(ephemeral=True, **kwargs)

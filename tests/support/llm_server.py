@@ -868,6 +868,8 @@ class ChatServer:
         """Answer used when the queue is empty and no responder answers."""
         self.responder: Responder | None = None
         """Called with the request body when the queue is empty; may return None to use ``default``."""
+        self.offered_models: list[str] | None = None
+        """What ``GET /v1/models`` lists, like a local server's installed models; None: the models requested."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -1085,7 +1087,8 @@ class ChatServer:
         return await response.render(_Exchange(request, body, tokens, self._stopping, self.default, cached))
 
     async def _handle_models(self, request: web.Request) -> web.StreamResponse:
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.models]
+        offered = self.models if self.offered_models is None else self.offered_models
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in offered]
         return _json_response({"object": "list", "data": data})
 
 

@@ -17,6 +17,7 @@ class DocumentStore(ABC):
         self._locks: weakref.WeakValueDictionary[Hashable, asyncio.Lock] = weakref.WeakValueDictionary()
         self.cache_hits = 0  # reads answered from the cache (for monitoring)
         self.cache_misses = 0
+        self._unreadable: set[int] = set()  # users whose memory was kept aside, not yet told (this process)
 
     def _lock_for(self, key: Hashable) -> asyncio.Lock:
         """This process's lock for one user (held only while someone waits on or holds it)."""
@@ -34,12 +35,24 @@ class DocumentStore(ABC):
     async def delete(self, user_id: int | str) -> bool:
         """Delete the user's memory; True when there was any."""
 
+    def mark_unreadable(self, user_id: int | str) -> None:
+        """The user's memory could not be read and was kept aside: they are told once (`take_unreadable`)."""
+        self._unreadable.add(int(user_id))
+
+    def take_unreadable(self, user_id: int) -> bool:
+        """True once after `mark_unreadable` (the notice is given once), then False; a forget clears it."""
+        if user_id in self._unreadable:
+            self._unreadable.discard(user_id)
+            return True
+        return False
+
     async def load(self, user_id: int | str) -> MemoryFile:
         """The user's memory (empty when none). The returned object is shared: treat it as read-only."""
         memory, _ = await self.load_with_revision(user_id)
         return memory
 
     async def forget_user(self, user_id: int) -> bool:
+        self._unreadable.discard(user_id)  # the copies kept aside go with the rest: nothing left to tell of
         return await self.delete(user_id)
 
     async def export_bytes(self, user_id: int | str) -> bytes:

@@ -170,6 +170,10 @@ class UserMemory:
     async def import_cancel(self, token: str) -> bool:
         return await self._importer().cancel(token)
 
+    def take_unreadable_notice(self) -> bool:
+        """Whether to tell the user, now and once, that their earlier memory was unreadable and kept aside."""
+        return self._storage.memories.take_unreadable(self.user_id)
+
     async def recalled(self, record: ReplyRecord) -> list[RecalledItem]:
         """The summaries and facts a recorded reply to this user used, with their current text (None for what is
         gone). `InvalidRequest` when the reply answered someone else."""

@@ -152,6 +152,7 @@ class MemoryStore(DocumentStore):
                 log.warning(
                     "memory file of user %s is unreadable (%s); kept aside as %s", uid, type(error).__name__, aside.name
                 )
+                self.mark_unreadable(uid)
             return self._remember(uid, MemoryFile(), _MISSING)
         return self._remember(uid, memory, stamp)
 
