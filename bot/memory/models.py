@@ -215,6 +215,14 @@ class PlaceMemory(_Open):
         return any(section.previous for _, section in self.sections())
 
 
+class ForgottenPrint(_Open):
+    """What a forgotten or corrected fact leaves: keyed hashes of its distinctive words (no text) and when it was
+    taken back (`bot.memory.rules.forgotten`)."""
+
+    words: list[str] = Field(default_factory=list)
+    at: str = ""
+
+
 class MemoryFile(_Open):
     """One user's whole memory, as stored in `DATA_DIR/memory/<user id>.json`."""
 
@@ -224,6 +232,15 @@ class MemoryFile(_Open):
     places: dict[str, PlaceMemory] = Field(default_factory=dict)  # summaries of every place but DMs
     facts: list[Fact] = Field(default_factory=list)
     appliedTurnIds: list[str] = Field(default_factory=list)
+    forgotten: list[ForgottenPrint] = Field(default_factory=list)  # fingerprints of what was taken back
+
+    @model_serializer(mode="wrap")
+    def _without_empty_prints(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No fingerprints, no field: a memory nobody took anything back from keeps its shape."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.forgotten:
+            data.pop("forgotten", None)
+        return data
 
     @field_validator("version", mode="after")
     @classmethod
