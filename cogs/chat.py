@@ -148,6 +148,8 @@ class ChatCog(commands.Cog):
         self.chains = ReplyChains(
             max_messages=self.settings.reply_chain_messages, max_chars=self.settings.reply_chain_chars
         )
+        bot.message_copies.add("reply chains", self.chains)  # deletes and edits reach them (bot.chat.copies)
+        bot.message_copies.add("history starts", self.history_trimmer)
         self.channels = ChannelResolver(bot, bot.fetch_channel)
         self.gate = ChatGate(
             total=self.settings.chat_concurrency,
