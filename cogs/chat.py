@@ -221,6 +221,14 @@ class ChatCog(commands.Cog):
             return True
         return await self._replies_to_me(message)
 
+    def rate_wait(self, user_id: int) -> float | None:
+        """Count one model call the user asked for outside a message (Regenerate) against the rate limit: None when
+        it is allowed, else the seconds until one is."""
+        if self.limiter.allow(user_id):
+            return None
+        log.info("rate limit: user %s over %d model calls per window", user_id, self.limiter.max_events)
+        return self.limiter.retry_after(user_id)
+
     def _within_rate_limit(self, message: discord.Message) -> bool:
         author = message.author
         if self.limiter.allow(author.id):
