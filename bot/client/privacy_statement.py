@@ -156,6 +156,8 @@ def privacy_statement(
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its "
         f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
+        "- What you say in an age-restricted (NSFW) channel is used only in that server's age-restricted channels: "
+        "never in DMs or other channels, even if you share it.",
         "- Server admins may give the bot a persona and a model for their server or a channel (`/bot-settings`); "
         "that changes how it speaks, never what it stores about you.",
         "",

@@ -374,7 +374,8 @@ class Turn:
         )
 
 
-PlaceKind = Literal["dm", "guild", "channel"]
+PlaceKind = Literal["dm", "guild", "channel", "nsfw"]
+NSFW_KIND = "nsfw"  # an age-restricted place: its key is `nsfw:<server id>` (public ones) or `nsfw:<channel id>`
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,9 +398,15 @@ class Place:
     def channel(cls, channel_id: int, guild_id: int) -> Place:
         return cls("channel", channel_id, guild_id)
 
+    @classmethod
+    def nsfw(cls, place_id: int, guild_id: int) -> Place:
+        """An age-restricted place: a server's age-restricted channels @everyone can read (`place_id` is the
+        server's id), or one restricted age-restricted channel or private thread (its id)."""
+        return cls("nsfw", place_id, guild_id)
+
     @property
     def key(self) -> str:
-        """The stable string stored with every fact and summary: `dm`, `guild:<id>` or `channel:<id>`."""
+        """The stable string stored with every fact and summary: `dm`, `guild:<id>`, `channel:<id>` or `nsfw:<id>`."""
         return DM_PLACE if self.kind == "dm" else f"{self.kind}:{self.id}"
 
     @property
@@ -410,7 +417,7 @@ class Place:
     def to_json(self) -> dict[str, str]:
         """For the journal: the key, plus the server of a restricted channel."""
         data = {"place": self.key}
-        if self.kind == "channel":
+        if self.kind in ("channel", "nsfw"):
             data["guild"] = str(self.guild_id)
         return data
 
@@ -426,6 +433,8 @@ class Place:
             return cls.guild(int(number))
         if kind == "channel":
             return cls.channel(int(number), int(data["guild"]))
+        if kind == NSFW_KIND:
+            return cls.nsfw(int(number), int(data["guild"]))
         raise ValueError(f"unknown place {key!r}")
 
 

@@ -57,6 +57,7 @@ from bot.memory.requests import (
 )
 from bot.memory.rules.forgotten import restates, scrub, taken_back
 from bot.memory.rules.guard import rejection_reason
+from bot.memory.rules.places import is_age_restricted
 from bot.memory.rules.write_gate import UserAuthor, derived_from
 
 log = logging.getLogger(__name__)
@@ -207,6 +208,8 @@ class UserMemory:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
                 return None
+            if shared and is_age_restricted(fact.place):
+                raise InvalidRequest("That fact was learned in an age-restricted channel: it stays there.")
             if fact.shared == shared:
                 return False
             fact.shared = shared
