@@ -220,6 +220,7 @@ class ForgottenPrint(_Open):
     taken back (`bot.memory.rules.forgotten`)."""
 
     words: list[str] = Field(default_factory=list)
+    strong: list[str] = Field(default_factory=list)  # those of `words` enough alone: codes and names
     at: str = ""
 
 

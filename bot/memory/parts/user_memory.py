@@ -194,7 +194,7 @@ class UserMemory:
                 [fact.content], content, others=(f.content for f in draft.live_facts() if f.id != fact_id)
             )
             scrub(draft, words)
-            prints.leave(draft, words, now)
+            prints.leave(draft, words, now, texts=[fact.content])
             fact.content = content
             fact.confidence = 1.0
             fact.lastConfirmedAt = stamp
@@ -245,7 +245,7 @@ class UserMemory:
             draft.facts = [f for f in draft.facts if f not in gone]
             words = taken_back((f.content for f in gone), others=(f.content for f in draft.live_facts()))
             scrubbed = scrub(draft, words)
-            prints.leave(draft, words, self._shared.clock())
+            prints.leave(draft, words, self._shared.clock(), texts=[f.content for f in gone])
         if gone:
             await self._storage.memories.delete_copies(self.user_id)
             await self._storage.turns.compact()

@@ -11,16 +11,17 @@ Pure functions over memory documents, used by the forgets, the corrections and t
   bits) plus the moment it was forgotten: no text, stored in the user's memory document so it lives exactly as long
   as that memory (forgetting everything and retention take it along; encryption seals it with the rest).
 - `guard_fact`, `guard_summary`: the write gate's check. A new or changed fact, or a new summary sentence, that
-  carries two of a fingerprint's words (all of a one-word one) is refused unless the user said each of those words
-  in a message received after the forget: so the bot restating it, a replayed history or a paraphrasing model
-  cannot bring it back, while the user saying it again can (a fingerprint whose every word the user said again is
-  lifted).
+  carries two of a fingerprint's words (half of a shorter one, or one code or name) is refused unless the user said each
+  of those words in a message received after the forget: so the bot restating it, a replayed history or a
+  paraphrasing model cannot bring it back, while the user saying it again can (a fingerprint whose every word the
+  user said again is lifted).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -32,7 +33,7 @@ from bot.memory.models import Fact, ForgottenPrint, MemoryFile, PreviousSummary,
 # A word: letters and digits, hyphens or apostrophes inside (`wi-fi`, `tok-a-12-q`, `o'brien`).
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
-_SUFFIXES = ("ings", "ing", "ers", "er", "ies", "ied", "es", "ed", "s")
+_SUFFIXES = ("ings", "ing", "ers", "er", "ed", "s")
 _COMMON_WORDS = (
     """a an the and or but nor so yet of in on at to for from by with without into onto about over under after
     before since until while during as than then there here this that these those it its it's they them their
@@ -44,7 +45,8 @@ _COMMON_WORDS = (
     enjoyed prefer prefers preferred want wants wanted get gets got go goes going went make makes made use uses
     used work works worked working live lives lived living has own new old good great nice big small day days week
     weeks month months year years time times today tomorrow yesterday mentioned says said told tells thinks think
-    feels feel know knows i'm i've i'd i'll you're they're"""
+    feels feel know knows near nearby by beside next around across through via off out up down back away per
+    among between within i'm i've i'd i'll you're they're"""
 )
 _COMMON = frozenset(_COMMON_WORDS.split())
 MATCH_WORDS = 2
@@ -53,13 +55,20 @@ PRINT_HEX = 16  # 64 bits of HMAC: a collision between two words of one user is 
 
 
 def _stem(word: str) -> str:
+    """A light stem, the same for a word's usual forms (`drive`, `drives`, `driving`; `welder`, `welding`; `fly`,
+    `flies`; `referee`, `referees`)."""
     if any(ch.isdigit() for ch in word) or "-" in word:
         return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            stem = word[: -len(suffix)]
-            return stem + "y" if suffix in ("ies", "ied") else stem
-    return word
+    if word.endswith(("ies", "ied")) and len(word) >= 5:
+        word = word[:-3] + "y"
+    elif word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")) and len(word) >= 6:
+        word = word[:-2]
+    else:
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("eed"):
+                word = word[: -len(suffix)]
+                break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def words_of(text: str) -> set[str]:
@@ -67,12 +76,25 @@ def words_of(text: str) -> set[str]:
     found = set()
     for raw in _WORD.findall(text.casefold().replace("’", "'")):
         word = raw.removesuffix("'s")
-        if word in _COMMON or (len(word) < 3 and not any(ch.isdigit() for ch in word)):
+        if word in _COMMON or len(word) < 3 or word.isdigit():  # plain numbers (a year the engine adds) say little
             continue
         stem = _stem(word)
         if stem not in _COMMON:
             found.add(stem)
     return found
+
+
+def is_code(word: str) -> bool:
+    """Letters and digits mixed (`tok-a-12-q`, `sunflower42`): distinctive enough alone."""
+    return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w'’-]+", re.UNICODE)
+
+
+def names_of(texts: Iterable[str]) -> set[str]:
+    """The distinctive words written capitalised inside a sentence (`Dublin`, `Globex`, `Maisie`): names."""
+    return {word for text in texts for match in _NAME.finditer(text.strip()) for word in words_of(match.group(0))}
 
 
 def sentences(text: str) -> list[str]:
@@ -121,10 +143,18 @@ class Fingerprints:
     def hashes(self, text: str) -> set[str]:
         return {self.of(word) for word in words_of(text)}
 
-    def leave(self, memory: MemoryFile, words: set[str], now: datetime) -> None:
-        """Record that `words` were taken back now (nothing for no words)."""
+    def leave(self, memory: MemoryFile, words: set[str], now: datetime, *, texts: Iterable[str] = ()) -> None:
+        """Record that `words` were taken back now (nothing for no words); those that are codes, or names in
+        `texts` (the words taken back, as written), are marked strong."""
         if words:
-            memory.forgotten.append(ForgottenPrint(words=sorted({self.of(word) for word in words}), at=stamp(now)))
+            strong = {word for word in words if is_code(word)} | (names_of(texts) & words)
+            memory.forgotten.append(
+                ForgottenPrint(
+                    words=sorted({self.of(word) for word in words}),
+                    strong=sorted({self.of(word) for word in strong}),
+                    at=stamp(now),
+                )
+            )
 
 
 @dataclass(slots=True)
@@ -142,10 +172,13 @@ class Said:
 
 
 def matches(text_hashes: set[str], print_: ForgottenPrint) -> set[str]:
-    """The fingerprinted words `text_hashes` carries when they are enough to call it the same fact: two of them
-    (or all, for a fact of one word); else none. One shared word alone (a town, a hobby) is another fact."""
+    """The fingerprinted words `text_hashes` carries when they are enough to call it the same fact: two of them,
+    or half of a shorter fingerprint (one of two), or one strong word alone (a code: letters and digits mixed; a
+    name: written capitalised inside a sentence); else none. One common word shared with a longer fact (a hobby,
+    a tool) is another fact."""
     overlap = text_hashes & set(print_.words)
-    return overlap if len(overlap) >= min(MATCH_WORDS, len(print_.words)) else set()
+    strong = set(print_.strong) & overlap
+    return overlap if strong or len(overlap) >= min(MATCH_WORDS, math.ceil(len(print_.words) / 2)) else set()
 
 
 def _blocking(text_hashes: set[str], memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
@@ -184,9 +217,9 @@ def restates(original: str, text: str) -> bool:
 def taken_back(old: Iterable[str], new: str = "", *, others: Iterable[str] = ()) -> set[str]:
     """The words a forget (`old` texts) or a correction (`old` rewritten as `new`) takes back: the old words the
     new text does not keep, less those that three or more of the user's other facts (`others`) carry too, which
-    are this user's way of speaking (or the model's), not this fact."""
+    are this user's way of speaking (or the model's), not this fact. A code is this fact's whatever else says it."""
     words = set().union(*(words_of(text) for text in old)) - words_of(new)
     seen: Counter[str] = Counter()
     for text in others:
         seen.update(words_of(text) & words)
-    return {word for word in words if seen[word] < COMMON_IN_OTHERS}
+    return {word for word in words if seen[word] < COMMON_IN_OTHERS or is_code(word)}
