@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from tests.cogs.conftest import ALICE_ID, MakeHarness
-from tests.cogs.test_guarantees import SEED, hostile_bot, memory_of, memory_text
+from bot.storage.sealing import new_master_key_text
+from tests.cogs.test_guarantees import SEED, hostile_bot, memory_text
+from tests.cogs.test_guarantees import memory_of as raw_memory_of
 from tests.helpers import dispatch, last_text, make_interaction, run_slash
 from tests.support.hostile import HostileModel
 from tests.support.storage import everything_stored, stored_text
@@ -32,11 +34,23 @@ AGAIN_FACT = "Works night shifts as a nurse in Dublin"
 FORGOTTEN_WORDS = re.compile(r"nurse|saint mary|dublin", re.IGNORECASE)
 
 
-@pytest.fixture(params=["files", "postgres"])
+SEALED = new_master_key_text()
+
+
+@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
 def storage(request: pytest.FixtureRequest) -> dict[str, Any]:
-    if request.param == "postgres":
-        return {"database_url": request.getfixturevalue("postgres_url")}
-    return {}
+    """Each backend, in the clear and with MEMORY_ENCRYPTION_KEY (then the documents are read through export)."""
+    settings: dict[str, Any] = {"memory_encryption_key": SEALED} if request.param.endswith("sealed") else {}
+    if request.param.startswith("postgres"):
+        settings["database_url"] = request.getfixturevalue("postgres_url")
+    return settings
+
+
+async def memory_of(h: Any, user_id: int) -> list[dict[str, Any]]:
+    """The user's memory documents: the raw files or rows, or, sealed, what `/memory export` gives."""
+    if h.settings.memory_encryption_key is None:
+        return await raw_memory_of(h, user_id)
+    return [json.loads(await h.memory.user(user_id).export())]
 
 
 def story(text: str, name: str) -> list[str]:
