@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.cogs.conftest import ALICE_ID, MakeHarness
 from bot.storage.sealing import new_master_key_text
+from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_guarantees import SEED, hostile_bot, memory_text
 from tests.cogs.test_guarantees import memory_of as raw_memory_of
 from tests.helpers import dispatch, last_text, make_interaction, run_slash
