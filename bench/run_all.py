@@ -50,6 +50,7 @@ BENCHMARKS = (
     "recall_state",
     "place_cap",
     "update_suite",
+    "forget_suite",
     "footprint",
 )
 NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache", "staleness_selection")  # the LoCoMo-10 folder

@@ -5,6 +5,8 @@ Listens to the raw events, so a bulk delete, and a delete or edit of a message d
 cache (older ones, or from before a restart), count as much as any other:
 - a delete hands the ids to the engine's events door (`memory.events.deleted`): whoever wrote them, the engine
   finds what they taught (its message ledger) or what is still on its way, and removes it;
+- every copy of message text the process keeps drops a deleted message and takes an edited one's new text
+  (`MemoryBot.message_copies`, the inventory of `bot.chat.copies`);
 - an edit of a user's message hands its text as it reads now to `memory.events.edited`, which learns it
   again when the old text was learned or waiting to be (a message still being answered is learned as it reads
   when the answer is done: the chat cog takes its text then). The bot's own edits (a reply streaming in) and
@@ -56,6 +58,7 @@ class DeletesCog(commands.Cog):
         return None
 
     async def _deleted(self, channel_id: int, message_ids: Collection[int]) -> None:
+        self.bot.message_copies.deleted(message_ids)  # the process's own copies first: nothing to retry there
         await self._with_retries(
             f"{len(message_ids)} deleted messages in channel {channel_id}",
             lambda: self.events.deleted(message_ids),
@@ -73,11 +76,14 @@ class DeletesCog(commands.Cog):
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         message = payload.message
         me = self.bot.user
-        if me is None or message.author.bot or message.author.id == me.id or message.edited_at is None:
-            return  # the bot's own edits, other bots, and updates that are no edit by the author
+        if me is None or message.edited_at is None:
+            return  # an update that is no edit by the author
         before = payload.cached_message
         if before is not None and before.content == message.content:
             return  # a link preview or an embed, not new words
+        self.bot.message_copies.edited(message.id, readable_text(message, me.id))  # anyone's: copies hold all
+        if message.author.bot or message.author.id == me.id:
+            return  # the bot's own edits (a reply streaming in) and other bots' teach no memory
         if not await self.channels.admit(message):
             return
         incoming = as_incoming(message, readable_text(message, me.id), is_self=False)

@@ -7,8 +7,9 @@ is refused. What the old reply said is never learned: its turn is withdrawn from
 words stay) and refused if it arrives later; a reply already distilled stays part of what was learned from that
 exchange (facts come only from the user's own words), and the answer says so and how to remove it. A regenerated
 answer is learned in its place, and its reply record ("What did you remember?") describes the new answer.
-Regenerate is a model call like any reply: it counts against the daily budgets and is refused past them, or when
-the user may no longer talk to the bot there. A deleted reply's tokens stay counted: they were spent.
+Regenerate is a model call like any reply: it counts against the daily budgets and the per-user rate limit, and is
+refused past them (saying when it can be used again), or when the user may no longer talk to the bot there. A
+deleted reply's tokens stay counted: they were spent.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.chat.concurrency import Busy
+from bot.chat.ratelimit import describe_window, when_again
 from bot.client.interactions import EVERYWHERE
 from bot.client.locations import location_of
 from bot.client.messages import describe_failure, readable_text
@@ -151,6 +153,13 @@ class ReplyActionsCog(commands.Cog):
         refusal = await chat.policy.refusal(asked, always_tell=True)
         if refusal is not None:
             await interaction.followup.send(refusal.notice or "I can't answer that again now.", ephemeral=True)
+            return
+        wait = chat.rate_wait(interaction.user.id)  # a new answer is a model call like any message
+        if wait is not None:
+            await interaction.followup.send(
+                f"You've reached the limit of {chat.limiter.max_events} answers per "
+                f"{describe_window(chat.limiter.window)}; you can regenerate again {when_again(wait)}.", ephemeral=True
+            )
             return
         text = await self._answer_again(chat, asked, reply)
         await interaction.followup.send(text, ephemeral=True)

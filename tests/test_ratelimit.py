@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.chat.ratelimit import RateLimiter
+from bot.chat.ratelimit import RateLimiter, describe_window, when_again
 
 
 class FakeClock:
@@ -93,3 +93,13 @@ def test_the_table_forgets_idle_users(clock: FakeClock) -> None:
     limiter.allow(99_999)
     assert len(limiter._events) <= 2
     assert limiter.allow(5)  # a forgotten user starts fresh
+
+
+def test_when_again_gives_a_discord_timestamp_and_the_wait_in_words() -> None:
+    assert when_again(42.2, now=1000.0) == "<t:1043:R> (in 43 s)"
+    assert when_again(125, now=0.0) == "<t:125:R> (in 3 min)"
+    assert when_again(3600 + 61, now=0.0) == "<t:3661:R> (in 1 h 2 min)"
+    assert when_again(0, now=0.0) == "<t:1:R> (in 1 s)"
+    assert [describe_window(w) for w in (60, 300, 3600, 7200, 45)] == [
+        "minute", "5 minutes", "hour", "2 hours", "45 seconds"
+    ]

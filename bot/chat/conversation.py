@@ -14,8 +14,9 @@ is the bot's alone: written in a message or a display name, it is disarmed, so n
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -80,6 +81,23 @@ class HistoryTrimmer:
     def __init__(self, chunk: int = HISTORY_CHUNK, conversations: int = 10_000) -> None:
         self.chunk = chunk
         self._starts: LruCache[int, HistoryEntry] = LruCache(conversations)
+
+    def drop_messages(self, message_ids: Collection[int]) -> int:
+        """A deleted message is no conversation's start any more (the next prompt starts afresh there)."""
+        gone = set(message_ids)
+        keys = [key for key in self._starts if (start := self._starts.peek(key)) and start.message_id in gone]
+        for key in keys:
+            self._starts.discard(key)
+        return len(keys)
+
+    def edit_message(self, message_id: int, text: str) -> int:
+        """A start that is an edited message takes its new text (so it still matches the history read afresh)."""
+        keys = [key for key in self._starts if (start := self._starts.peek(key)) and start.message_id == message_id]
+        for key in keys:
+            start = self._starts.peek(key)
+            assert start is not None
+            self._starts.put(key, dataclasses.replace(start, text=text))
+        return len(keys)
 
     def trim(
         self, key: int, history: Sequence[HistoryEntry], *, max_messages: int, max_chars: int

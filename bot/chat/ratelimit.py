@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -52,3 +53,28 @@ class RateLimiter:
             return False
         self._noticed[user_id] = now
         return True
+
+
+def when_again(seconds: float, *, now: float | None = None) -> str:
+    """When something refused by the limit can be done again, for a user: a Discord timestamp (shown in their own
+    time zone, counting down) and the wait in words, so the line reads right where timestamps are not rendered."""
+    wait = max(1, math.ceil(seconds))
+    at = int((time.time() if now is None else now) + wait)
+    if wait < 60:
+        words = f"{wait} s"
+    elif wait < 3600:
+        words = f"{math.ceil(wait / 60)} min"
+    else:
+        hours, minutes = divmod(math.ceil(wait / 60), 60)
+        words = f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"<t:{at}:R> (in {words})"
+
+
+def describe_window(seconds: float) -> str:
+    """The limit's window in words: "minute", "5 minutes", "hour", "2 hours", "30 seconds"."""
+    whole = round(seconds)
+    for size, unit in ((3600, "hour"), (60, "minute")):
+        if whole >= size and whole % size == 0:
+            count = whole // size
+            return unit if count == 1 else f"{count} {unit}s"
+    return f"{whole} seconds" if whole != 1 else "second"

@@ -13,8 +13,9 @@ words.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 import discord
@@ -76,6 +77,23 @@ class ReplyChains:
             if isinstance(parent, discord.Message) and parent.channel.id == link.parent_channel_id:
                 self._link(parent, describe, bot_id)
         return link
+
+    def drop_messages(self, message_ids: Collection[int]) -> int:
+        """Deleted messages leave the cache (a chain through one ends there: Discord no longer has it)."""
+        dropped = 0
+        for message_id in message_ids:
+            if self._cache.peek(message_id) is not None:
+                self._cache.discard(message_id)
+                dropped += 1
+        return dropped
+
+    def edit_message(self, message_id: int, text: str) -> int:
+        """An edited message's link takes its new text."""
+        link = self._cache.peek(message_id)
+        if link is None:
+            return 0
+        self._cache.put(message_id, dataclasses.replace(link, entry=dataclasses.replace(link.entry, text=text)))
+        return 1
 
     async def _load(
         self, message_id: int, channel_id: int, hint: object, describe: Describe, fetch: Fetch, bot_id: int | None

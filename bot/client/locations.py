@@ -11,6 +11,8 @@ The place (who can read it):
 - Anything else is restricted, `channel:<id>`: a channel @everyone cannot see (staff, members-only) or a public
   thread of one (the parent's id: the same audience), and every private thread (its own id: only those invited).
   When Discord does not tell us enough to decide (an uncached channel), the place is restricted: the safe answer.
+- An age-restricted (`nsfw`) channel, and its threads, is a place of its own: `nsfw:<server id>` where @everyone
+  can read it, `nsfw:<channel id>` where not (`bot.memory.rules.places` keeps what is learned there in it).
 - A channel the bot cannot view reaches it as a hidden placeholder (Discord's channel obfuscation: the name replaced
   by `___hidden___`, a `CHANNEL_OBFUSCATED` flag, the other fields redacted or synthetic, such as a rule denying
   @everyone). Its permissions say nothing about its audience, so it, and every thread in it, is restricted, and
@@ -51,10 +53,25 @@ def _hidden(channel: object) -> bool:
     return getattr(channel, "name", None) == HIDDEN_CHANNEL_NAME
 
 
+def is_age_restricted(channel: object) -> bool:
+    """Whether `channel` is age-restricted (Discord's `nsfw` flag; a thread follows its parent)."""
+    if isinstance(channel, discord.Thread):
+        channel = channel.parent
+    return getattr(channel, "nsfw", False) is True
+
+
 def _place_of(channel: object, guild: discord.Guild | None) -> Place:
-    """The place of a message (or an interaction) in `channel` of `guild`."""
+    """The place of a message (or an interaction) in `channel` of `guild`: see the module; an age-restricted
+    channel or thread is the same place made age-restricted (`nsfw:<server id>` or `nsfw:<channel id>`)."""
     if guild is None:
         return Place.dm()
+    place = _audience_place(channel, guild)
+    if is_age_restricted(channel):
+        return Place.nsfw(place.id, guild.id)
+    return place
+
+
+def _audience_place(channel: object, guild: discord.Guild) -> Place:
     audience = channel
     if isinstance(channel, discord.Thread):
         if channel.type is discord.ChannelType.private_thread:
@@ -118,6 +135,11 @@ def place_name(key: str, cache: _Cache) -> str:
     if kind == "guild":
         guild = cache.get_guild(int(number))
         return guild.name if guild is not None else f"server {number}"
+    if kind == "nsfw":
+        guild = cache.get_guild(int(number))
+        if guild is not None:
+            return f"age-restricted channels of {guild.name}"
+        return f"{place_name(f'channel:{number}', cache)}, age-restricted"
     if kind == "channel":
         channel = cache.get_channel(int(number))
         name = None if is_hidden_placeholder(channel) else getattr(channel, "name", None)

@@ -17,6 +17,7 @@ import discord
 from discord.ext import commands
 
 from bot.app import Resources
+from bot.chat.copies import MessageCopies
 from bot.client.command_sync import sync_if_changed
 from bot.client.interactions import MemoryCommandTree
 from bot.ops.health import write_heartbeat
@@ -81,6 +82,7 @@ class MemoryBot(commands.AutoShardedBot):
             **sharding,
         )
         self.resources = resources
+        self.message_copies = MessageCopies()  # every copy of message text outside the engine (bot.chat.copies)
         self.force_sync = force_sync
         self.accepting = True
         self.failed_extensions: list[str] = []

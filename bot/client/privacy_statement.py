@@ -127,6 +127,8 @@ def privacy_statement(
         "fresh); the ids of the messages your facts came from; your summaries' earlier versions, for 24 hours "
         "(`/memory forget minutes:` puts them back).",
         "- How many tokens your conversations used today (daily budgets, `/usage`), until the next day.",
+        "- For each fact you forget or correct, a fingerprint of its words (keyed hashes, no text), as long as your "
+        "memory is kept: the bot does not learn it again unless you say it again. Its words leave your summaries.",
         "",
         "**What it never keeps, and what only if you ask**",
         "- Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory: "
@@ -158,6 +160,8 @@ def privacy_statement(
         "to nobody else. Server admins cannot read it. The operator who runs the bot has access to its "
         f"{'database' if settings.database_url is not None else 'disk'}.",
         _places_text(settings.memory_scope),
+        "- What you say in an age-restricted (NSFW) channel is used only in that server's age-restricted channels: "
+        "never in DMs or other channels, even if you share it.",
         "- Server admins may give the bot a persona and a model for their server or a channel (`/bot-settings`); "
         "that changes how it speaks, never what it stores about you.",
         "",

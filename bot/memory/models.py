@@ -217,6 +217,15 @@ class PlaceMemory(_Open):
         return any(section.previous for _, section in self.sections())
 
 
+class ForgottenPrint(_Open):
+    """What a forgotten or corrected fact leaves: keyed hashes of its distinctive words (no text) and when it was
+    taken back (`bot.memory.rules.forgotten`)."""
+
+    words: list[str] = Field(default_factory=list)
+    strong: list[str] = Field(default_factory=list)  # those of `words` enough alone: codes and names
+    at: str = ""
+
+
 class MemoryFile(_Open):
     """One user's whole memory, as stored in `DATA_DIR/memory/<user id>.json`."""
 
@@ -226,6 +235,15 @@ class MemoryFile(_Open):
     places: dict[str, PlaceMemory] = Field(default_factory=dict)  # summaries of every place but DMs
     facts: list[Fact] = Field(default_factory=list)
     appliedTurnIds: list[str] = Field(default_factory=list)
+    forgotten: list[ForgottenPrint] = Field(default_factory=list)  # fingerprints of what was taken back
+
+    @model_serializer(mode="wrap")
+    def _without_empty_prints(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No fingerprints, no field: a memory nobody took anything back from keeps its shape."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.forgotten:
+            data.pop("forgotten", None)
+        return data
 
     @field_validator("version", mode="after")
     @classmethod
@@ -359,7 +377,8 @@ class Turn:
         )
 
 
-PlaceKind = Literal["dm", "guild", "channel"]
+PlaceKind = Literal["dm", "guild", "channel", "nsfw"]
+NSFW_KIND = "nsfw"  # an age-restricted place: its key is `nsfw:<server id>` (public ones) or `nsfw:<channel id>`
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,9 +401,15 @@ class Place:
     def channel(cls, channel_id: int, guild_id: int) -> Place:
         return cls("channel", channel_id, guild_id)
 
+    @classmethod
+    def nsfw(cls, place_id: int, guild_id: int) -> Place:
+        """An age-restricted place: a server's age-restricted channels @everyone can read (`place_id` is the
+        server's id), or one restricted age-restricted channel or private thread (its id)."""
+        return cls("nsfw", place_id, guild_id)
+
     @property
     def key(self) -> str:
-        """The stable string stored with every fact and summary: `dm`, `guild:<id>` or `channel:<id>`."""
+        """The stable string stored with every fact and summary: `dm`, `guild:<id>`, `channel:<id>` or `nsfw:<id>`."""
         return DM_PLACE if self.kind == "dm" else f"{self.kind}:{self.id}"
 
     @property
@@ -395,7 +420,7 @@ class Place:
     def to_json(self) -> dict[str, str]:
         """For the journal: the key, plus the server of a restricted channel."""
         data = {"place": self.key}
-        if self.kind == "channel":
+        if self.kind in ("channel", "nsfw"):
             data["guild"] = str(self.guild_id)
         return data
 
@@ -411,6 +436,8 @@ class Place:
             return cls.guild(int(number))
         if kind == "channel":
             return cls.channel(int(number), int(data["guild"]))
+        if kind == NSFW_KIND:
+            return cls.nsfw(int(number), int(data["guild"]))
         raise ValueError(f"unknown place {key!r}")
 
 

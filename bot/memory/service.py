@@ -88,7 +88,7 @@ class MemoryService:
         now = self._now  # every part reads the time through here, so one clock (a test's fake one) serves all
         writer = MemoryWriter(
             storage.memories, max_facts=policy.max_facts, max_places=policy.max_places, ledger=storage.ledger,
-            upkeep=storage.upkeep, clock=now,
+            upkeep=storage.upkeep, clock=now, installation=storage.installation,
         )
         learning = Learning(
             storage=storage, writer=writer, extractor=extractor, policy=policy, clock=now, off_loop=off_loop

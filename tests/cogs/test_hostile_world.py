@@ -20,8 +20,12 @@ written here, independently of the engine (DESIGN section 7's table, section 8's
   for the place it is stored under, and text outside such items holds no token at all;
 - nothing forgotten comes back: a token that a forget removed from the user's memory appears there again only if
   the conversation showed it to the model again afterwards (a later message, the channel history), or, after
-  `minutes:`, if it was said before the window and still waiting to be learned; the forgotten fact's words never
-  come back as a new fact, and what the held extraction would have written never lands in the cleared summary.
+  `minutes:`, if it was said before the window and still waiting to be learned; a forgotten fact's tokens never
+  come back at all (its fingerprint holds against the bot's replies and the history repeating them, the
+  model's paraphrases and summaries, and the user's words from before the forget: DESIGN section 15); the
+  forgotten fact's words never come back as a new fact, and what the held extraction would have written never
+  lands in the cleared summary. After each forget of a fact its user replies into the chain of the message that
+  taught it, so the bot's reply and the chain show the model the forgotten words again.
   What a forget promises holds the moment it answers (the fact gone, the summary empty in every place, nothing of
   the user left, nothing learned in the window left but a detail that a same-place merge gave an older fact), and
   a reply written during a wipe leaves no record behind.
@@ -181,6 +185,7 @@ class World:
     released: dict[str, float] = field(default_factory=dict)  # token -> when a fact holding it was shared
     shares: list[str] = field(default_factory=list)
     counter: int = 0
+    restated_forgotten: int = 0  # replies into the chain of a forgotten fact's message, its words shown again
     room_cycle: list[str] = field(default_factory=list)
     extraction_holds: dict[int, Gate] = field(default_factory=dict)  # user -> gate for their extractions
     held_extractions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
@@ -433,6 +438,26 @@ class World:
             self.chat_holds.pop(said.token, None)
         await asyncio.wait_for(handler, 30)
         await self.h.settle()
+        if kind == "fact":
+            await self.restate_forgotten(self.forgets[-1])
+            await self.h.settle()
+
+    async def restate_forgotten(self, forget: Forget) -> None:
+        """After a fact's forget, its user replies into the chain of the message that taught it: the chain, and the
+        bot's reply that repeats it, show the model the forgotten words again, and the model writes them into facts
+        and summaries (`check_fact_stays_forgotten` holds them out)."""
+        sources = [self.said[t] for t in sorted(tokens(forget.fact_text)) if t in self.said]
+        source = next((s for s in sources if s.user == forget.user), None)
+        if source is None:
+            return
+        answers = self.h.discord.replies_to(source.message)
+        target = answers[0].message if answers else source.message  # in a server: a reply to the bot's answer
+        room = next(name for name, (channel, _) in self.rooms.items() if channel is source.message.channel)
+        first, said = self.message(room, forget.user)
+        said.message = self.h.discord.reply_to(first.channel, first.author, target, first.content)
+        said.at = time.monotonic()
+        await dispatch(self.h.bot, "message", said.message)
+        self.restated_forgotten += 1
 
     def extraction_bodies(self) -> list[dict[str, Any]]:
         return [body for body in (r["body"] for r in self.h.llm.server.requests)
@@ -771,6 +796,17 @@ class Checker:
                     self.add("forget: forgotten memory came back", f"{label}: {sorted(back)[:5]}")
             if forget.kind == "all":
                 self.check_nothing_of_before(forget, label)
+            if forget.kind == "fact":
+                self.check_fact_stays_forgotten(forget, forgotten, label)
+
+    def check_fact_stays_forgotten(self, forget: Forget, forgotten: set[str], label: str) -> None:
+        """DESIGN section 15: a forgotten fact leaves a fingerprint, so its words never come back: not through the
+        bot's replies repeating the channel's history, not through a paraphrase or a summary repeating them, not
+        through the user's own words from before the forget. (No user says an old token again in this world.)"""
+        gone = tokens(forget.fact_text) & forgotten
+        for snap in self.w.snapshots:
+            if snap.at > forget.done and (back := self.w.memory_tokens(snap, forget.user) & gone):
+                self.add("forget: a forgotten fact came back, restated", f"{label}: {sorted(back)[:5]}")
 
     def merged_in_place(
         self, uid: int, item: tuple[str, str, dict[str, Any] | None], token: str, since: datetime
@@ -908,6 +944,7 @@ async def test_a_hostile_model_breaks_no_promise(storage: dict[str, Any], make_h
     ]
     assert all(len(f.in_flight) == 3 for f in world.forgets), [f.in_flight for f in world.forgets]
     assert len(world.secrets) == SECRETS, world.secrets
+    assert world.restated_forgotten > 0, "no forgotten fact's words were shown to the model again"
     assert any(s.startswith("share ") and "everywhere" in s for s in world.shares), world.shares
     assert any(s.startswith("unshare ") and "only where I learned it" in s for s in world.shares), world.shares
     assert check.shared_used_elsewhere > 0, "no shared fact was used where only sharing let it be"

@@ -155,3 +155,25 @@ async def test_regenerate_and_delete_on_postgres(postgres_url: str, make_harness
     finally:
         await conn.close()
     assert new.deleted and old.deleted
+
+
+async def test_regenerate_counts_against_the_rate_limit_and_says_when_it_can_be_used_again(
+    make_harness: MakeHarness,
+) -> None:
+    h = await make_harness(rate_limit_messages=2, rate_limit_window_seconds=3600, **SLOW_LEARNING)
+    s = make_scene(h)
+    h.llm.extract = lambda body: extraction()
+    question, old = await asked(h, s, "What should I call my dog?", "Call him Rex.")  # one call of two
+    h.llm.say(reply("Call him Biscuit."))
+    assert "new answer" in await menu(h, "Regenerate", s.alice, s, old.message)  # two of two
+    (new,) = h.discord.replies_to(question)
+    calls_before = len(h.llm.chat_requests)
+    for _ in range(3):  # pressing again and again: no model call, one clear line each time
+        said = await menu(h, "Regenerate", s.alice, s, new.message)
+        assert said.startswith("You've reached the limit of 2 answers per hour; you can regenerate again <t:")
+        assert said.endswith(("(in 1 h).", "(in 60 min).", "(in 59 min)."))
+    assert len(h.llm.chat_requests) == calls_before
+    assert [r.content for r in h.discord.replies_to(question)] == ["Call him Biscuit."]
+    # and the presses counted: a message now is over the limit too
+    await dispatch(h.bot, "message", h.discord.mention_bot(s.general, s.alice, "hello?"))
+    assert len(h.llm.chat_requests) == calls_before

@@ -256,3 +256,17 @@ async def test_keep_only_drops_the_rest_and_continues_the_kept_under_the_new_gen
         resumed = await restarted.queue.resume()
     assert sorted(item.turn.turn_id for item in resumed) == ["t1", "t3", "t4"]
     assert "in the window" not in str(resumed)
+
+
+async def test_the_installations_fingerprint_key_is_made_once_and_shared(
+    backend: str, url: str | None, tmp_path: Path
+) -> None:
+    """The key of the fingerprints of forgotten facts: made on first use, the same after a restart and in another
+    process, so a fingerprint made by one still matches in the other."""
+    async with open_storage(backend, tmp_path, url) as first, open_storage(backend, tmp_path / "other", url) as peer:
+        made = await first.bundle.installation.fingerprints()
+        if backend == "postgres":  # another process of the same installation
+            assert (await peer.bundle.installation.fingerprints()).key == made.key
+    async with open_storage(backend, tmp_path, url) as restarted:
+        assert (await restarted.bundle.installation.fingerprints()).key == made.key
+        assert len(made.key) == 32

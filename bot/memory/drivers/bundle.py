@@ -56,6 +56,7 @@ from bot.memory.drivers.pg.turns import PostgresTurnQueue
 from bot.memory.drivers.pg.upkeep import PostgresForgotten, PostgresUpkeep
 from bot.memory.drivers.pg.usage import PostgresUsageLog
 from bot.memory.records.community_settings import CommunityBook
+from bot.memory.records.installation import InstallationKeys
 from bot.memory.records.privacy_modes import PrivacyBook
 from bot.memory.records.switches import SwitchBoard
 from bot.storage.atomic import AtomicWriter
@@ -73,6 +74,7 @@ PRIVACY_FILE = "privacy.json"
 SWITCHES_FILE = "memory-switches.json"
 MODEL_TRAITS_FILE = "model-traits.json"
 COMMUNITY_FILE = "community-settings.json"
+INSTALLATION_FILE = "installation.json"
 
 
 @dataclass(slots=True)
@@ -96,6 +98,7 @@ class StorageBundle:
     usage: UsageStore  # tokens spent per user and server per UTC day
     ledger: MessageLedger
     upkeep: UpkeepSchedule
+    installation: InstallationKeys  # the key of the fingerprints of forgotten facts (no user's data)
     codec: FileCodec | PostgresCodec  # seals memory and pending turns with a key per user (or nothing)
     forgotten: ForgottenUsers | None = None  # who was forgotten (PostgreSQL: what `import-files` must not restore)
     database: Database | None = None
@@ -116,6 +119,7 @@ class StorageBundle:
         optional: list[Part] = [self.forgotten] if self.forgotten is not None else []
         return [
             self.codec, self.generations, self.privacy, self.switches, self.model_traits, self.community,
+            self.installation,
             self.memories, self.replies, self.activity, self.usage, self.ledger, self.upkeep, *optional, self.turns,
         ]
 
@@ -198,6 +202,8 @@ def build_file_storage(
         usage=FileUsageLog(data_dir / USAGE_FILE, writer=small),
         ledger=FileLedger(data_dir / LEDGER_FOLDER, durable=durable),
         upkeep=FileUpkeep(data_dir / UPKEEP_FILE, memories.user_ids, writer=small),
+        # Unreadable: refuse to start: fingerprints made with a new key would no longer match the old ones.
+        installation=InstallationKeys(FileRecords(data_dir / INSTALLATION_FILE, on_damaged="refuse", writer=small)),
         codec=codec,
     )
 
@@ -238,6 +244,7 @@ def build_postgres_storage(
         usage=PostgresUsageLog(database),
         ledger=PostgresLedger(database),
         upkeep=PostgresUpkeep(database),
+        installation=InstallationKeys(PostgresRecords(database, "installation")),
         forgotten=PostgresForgotten(database),
         codec=codec,
         database=database,

@@ -28,7 +28,7 @@ from typing import Any
 
 import asyncpg
 
-from bot.memory.drivers.bundle import COMMUNITY_FILE, PRIVACY_FILE, SWITCHES_FILE, build_file_storage
+from bot.memory.drivers.bundle import COMMUNITY_FILE, INSTALLATION_FILE, PRIVACY_FILE, SWITCHES_FILE, build_file_storage
 from bot.memory.drivers.files.activity import ACTIVITY_FILE
 from bot.memory.drivers.files.ledger import LEDGER_FOLDER, FileLedger
 from bot.memory.drivers.files.legacy import MODES_FILE, PAUSES_FILE
@@ -66,13 +66,13 @@ def read_table(folder: Path, kind: str) -> Records:
         "privacy": [PRIVACY_FILE, PAUSES_FILE, MODES_FILE],
         "switches": [SWITCHES_FILE],
         "community": [COMMUNITY_FILE],
+        "installation": [INSTALLATION_FILE],
     }[kind]
     with tempfile.TemporaryDirectory(prefix="memory-bot-import-") as scratch:
         _small_files(folder, names, Path(scratch))
         files = build_file_storage(Path(scratch), durable=False)
-        table = {"privacy": files.privacy.table, "switches": files.switches.table, "community": files.community.table}[
-            kind
-        ]
+        table = {"privacy": files.privacy.table, "switches": files.switches.table, "community": files.community.table,
+                 "installation": files.installation.table}[kind]
         try:
             asyncio.run(table.open())
         except RecordsUnreadable as error:
@@ -264,6 +264,10 @@ def record_kinds() -> list[RecordKind]:
         RecordKind("community settings", lambda folder: read_table(folder, "community"), *_table("community"),
                    _nobody),
         RecordKind("message ledger entries", read_ledger, insert_ledger, count_ledger, lambda row: int(row[1])),
+        # The key the imported fingerprints of forgotten facts were made with (a database that made its own keeps
+        # its own: then those fingerprints no longer match, and what they guarded can be learned again).
+        RecordKind("installation key", lambda folder: read_table(folder, "installation"), *_table("installation"),
+                   _nobody),
     ]
 
 

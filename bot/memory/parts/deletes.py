@@ -30,6 +30,7 @@ from bot.memory.drivers.interfaces import LEDGER_RECENT, LedgerEntry
 from bot.memory.models import IncomingMessage, Location, MemoryFile
 from bot.memory.parts.learning import Learning
 from bot.memory.parts.writer import MemoryWriter
+from bot.memory.rules.forgotten import scrub, taken_back
 from bot.memory.rules.places import Scope
 from bot.memory.rules.sources import message_of, retract, retract_only_from
 from bot.memory.rules.write_gate import SystemAuthor
@@ -91,13 +92,18 @@ class Deletes:
             )
         return report
 
-    async def _retract(self, user_id: int, entries: dict[str, LedgerEntry]) -> tuple[int, int]:
+    def _since(self, entries: Collection[LedgerEntry]) -> dict[str, datetime]:
+        """Summary place -> the earliest of these messages learned there in the last day (what a rewind undoes)."""
         horizon = self.clock() - LEDGER_RECENT
-        since: dict[str, datetime] = {}  # summary place -> the earliest recent message learned there
-        for entry in entries.values():
+        since: dict[str, datetime] = {}
+        for entry in entries:
             if entry.learned_at >= horizon:
                 for key in self._summary_keys(entry.place):
                     since[key] = min(since.get(key, entry.learned_at), entry.learned_at)
+        return since
+
+    async def _retract(self, user_id: int, entries: dict[str, LedgerEntry]) -> tuple[int, int]:
+        since = self._since(entries.values())
         async with self.writer.change(user_id, SystemAuthor()) as draft:
             removed = retract(draft, set(entries)).facts
             rewound = _rewind(draft, since)
@@ -128,11 +134,26 @@ class Deletes:
         self.learning.withdrawn.edited(message_id, f"{message_id}.{revision}")
         await self.learning.drop_messages([message_id])
         if learned:
-            async with self.writer.change(user_id, SystemAuthor()) as draft:
-                gone = retract_only_from(draft, message_id).facts
-            log.info("message %s of user %s edited: %d facts learned again", message_id, user_id, len(gone))
+            assert entry is not None
+            await self._take_back_edit(user_id, message, entry)
         await self.learning.remember(where, [message], ticket=ticket, bot_id=bot_id, revision=revision)
         return "learned" if learned else "pending"
+
+
+    async def _take_back_edit(self, user_id: int, message: IncomingMessage, entry: LedgerEntry) -> None:
+        """The old text of a learned message leaves memory before the new one is learned: the facts that came from
+        it alone, the summaries it changed (put back to their value from before it, as a delete does), and the
+        words of those facts the new text no longer says, from every summary value that is older still."""
+        message_id = str(message.message_id)
+        since = self._since([entry])
+        async with self.writer.change(user_id, SystemAuthor()) as draft:
+            wording = {fact.id: fact.content for fact in draft.facts}
+            retracted = retract_only_from(draft, message_id).facts
+            old = [wording[fact_id] for fact_id in retracted]
+            rewound = _rewind(draft, since)
+            scrubbed = scrub(draft, taken_back(old, message.content, others=(f.content for f in draft.live_facts())))
+        log.info("message %s of user %s edited: %d facts retracted, %d summaries put back, %d summary values "
+                 "scrubbed; learned again", message_id, user_id, len(retracted), rewound, scrubbed)
 
 
 def _rewind(memory: MemoryFile, since: dict[str, datetime]) -> int:

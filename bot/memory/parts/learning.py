@@ -41,6 +41,7 @@ from bot.memory.pipeline.extractor import Extraction, MemoryExtractor, memory_fo
 from bot.memory.pipeline.filter import filter_messages
 from bot.memory.policy import MemoryPolicy
 from bot.memory.rules import lifetimes
+from bot.memory.rules.forgotten import stamp as received
 from bot.memory.rules.places import extraction_view, merge_extraction_view
 from bot.memory.rules.sources import snapshot, stamp, user_message_ids
 from bot.memory.rules.withhold import redacted_together, requests_in
@@ -414,6 +415,7 @@ class Learning:
             key.place, self.policy.scope, self.clock(),
             grounding="\n".join([*own_words, json.dumps(memory_for_prompt(shown), ensure_ascii=False)]),
             requests=requests_in(batch.fresh, key.user_id),  # "remember that ...": the sensitive data it may keep
+            said=tuple((received(turn.at), turn.text) for turn in batch.own_turns),  # what may lift a fingerprint
         )
 
     async def _saved(

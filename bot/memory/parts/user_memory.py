@@ -61,7 +61,9 @@ from bot.memory.requests import (
     Resume,
 )
 from bot.memory.rules import lifetimes
+from bot.memory.rules.forgotten import restates, scrub, taken_back
 from bot.memory.rules.guard import rejection_reason
+from bot.memory.rules.places import is_age_restricted
 from bot.memory.rules.write_gate import UserAuthor, derived_from
 from bot.storage.atomic import json_bytes
 
@@ -111,6 +113,14 @@ def _clean_text(text: str) -> str:
     if reason:
         raise InvalidRequest(f"I can't store that as a fact: {reason}.")
     return content
+
+
+def _restatement_of(target: Fact, fact: Fact) -> bool:
+    """`fact` goes with a forgotten `target`: it is that fact, a rewording the bot stored of it for another place,
+    or one the model learned that restates all of it (with more detail, perhaps)."""
+    if fact.id == target.id or derived_from(fact) == target.id:
+        return True
+    return not fact.user_owned and restates(target.content, fact.content)
 
 
 def _check_mode_minutes(minutes: int) -> None:
@@ -209,13 +219,21 @@ class UserMemory:
         return fact
 
     async def edit(self, fact_id: str, text: str) -> Fact:
-        """Rewrite one of the user's facts in place: same id, the new text only, marked as corrected by them."""
+        """Rewrite one of the user's facts in place: same id, the new text only, marked as corrected by them. The
+        words the correction takes out leave every summary and leave a fingerprint, as a forget's do."""
         content = _clean_text(text)
-        stamp = iso(self._shared.clock())
+        now = self._shared.clock()
+        stamp = iso(now)
+        prints = await self._storage.installation.fingerprints()
         async with self._shared.writer.change(self.user_id, UserAuthor()) as draft:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
                 raise InvalidRequest(f"You have no fact with the id `{fact_id}`.")
+            words = taken_back(
+                [fact.content], content, others=(f.content for f in draft.live_facts() if f.id != fact_id)
+            )
+            scrub(draft, words)
+            prints.leave(draft, words, now, texts=[fact.content])
             fact.content = content
             fact.confidence = 1.0
             fact.lastConfirmedAt = stamp
@@ -229,6 +247,8 @@ class UserMemory:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
                 return None
+            if shared and is_age_restricted(fact.place):
+                raise InvalidRequest("That fact was learned in an age-restricted channel: it stays there.")
             if fact.shared == shared:
                 return False
             fact.shared = shared
@@ -249,22 +269,29 @@ class UserMemory:
         return await self.wipe()
 
     async def _forget_fact(self, fact_id: str) -> Forgotten:
-        """Remove one fact by id (and the rewordings of it the bot stored for other places); nothing when the user
-        has no such fact. The fact leaves the disk: copies kept aside are deleted, and the pending turns drop
-        every turn already applied (the words it was learned from)."""
+        """Remove one fact by id (and the restatements of it the model stored, `_restatement_of`); nothing when
+        the user has no such fact. Its words leave every summary of every place, current and earlier values, in the same
+        save, and leave a fingerprint the write gate holds (`bot.memory.rules.forgotten`). The fact leaves the disk:
+        copies kept aside are deleted, and the pending turns drop every turn already applied (the words it was
+        learned from)."""
         if (await self.show()).fact_by_id(fact_id) is None:
             return Forgotten()
+        prints = await self._storage.installation.fingerprints()
         async with (
             self._forgetting(_users_own_words) as (generation, _),
             self._shared.writer.change(self.user_id, UserAuthor(), generation=generation) as draft,
         ):
-            before = len(draft.facts)
-            draft.facts = [f for f in draft.facts if f.id != fact_id and derived_from(f) != fact_id]
-            removed = before - len(draft.facts)
-        if removed:
+            target = draft.fact_by_id(fact_id)
+            gone = [f for f in draft.facts if target is not None and _restatement_of(target, f)]
+            draft.facts = [f for f in draft.facts if f not in gone]
+            words = taken_back((f.content for f in gone), others=(f.content for f in draft.live_facts()))
+            scrubbed = scrub(draft, words)
+            prints.leave(draft, words, self._shared.clock(), texts=[f.content for f in gone])
+        if gone:
             await self._storage.memories.delete_copies(self.user_id)
             await self._storage.turns.compact()
-        return Forgotten(facts=removed)
+        log.info("user %s forgot fact %s: %d facts, %d summary values", self.user_id, fact_id, len(gone), scrubbed)
+        return Forgotten(facts=len(gone), sections=scrubbed)
 
     async def _forget_section(self, name: str) -> Forgotten:
         """Clear one of the six summaries, in every place, with its previous values."""

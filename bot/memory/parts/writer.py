@@ -23,6 +23,7 @@ from datetime import datetime
 from bot.memory.drivers.interfaces import Claim, MemoryDocuments, MessageLedger, UpkeepSchedule
 from bot.memory.models import MemoryFile, Place, utc_now
 from bot.memory.pipeline.apply import evict_overflow
+from bot.memory.records.installation import InstallationKeys
 from bot.memory.rules import lifetimes
 from bot.memory.rules import summary_expiry as history
 from bot.memory.rules.place_cap import evict_old_places
@@ -43,6 +44,7 @@ class MemoryWriter:
         ledger: MessageLedger | None = None,
         upkeep: UpkeepSchedule | None = None,
         clock: Callable[[], datetime] = utc_now,
+        installation: InstallationKeys | None = None,
     ) -> None:
         self.memories = memories
         self.max_facts = max_facts
@@ -50,6 +52,7 @@ class MemoryWriter:
         self.ledger = ledger
         self.upkeep = upkeep
         self.clock = clock
+        self.installation = installation
 
     @asynccontextmanager
     async def change(
@@ -71,11 +74,12 @@ class MemoryWriter:
         if sources is not None and self.ledger is not None and sources[1]:
             place, noted = sources
             await self.ledger.note(user_id, place.key, noted, self.clock())
+        prints = await self.installation.fingerprints() if self.installation is not None else None
         async with self.memories.edit(user_id, generation=generation, settles=settles) as draft:
             lifetimes.lapse(draft, self.clock())  # before the body: what it, the gate and the cap see is history
             before = draft.model_copy(deep=True)
             yield draft
-            held = admit(before, draft, author)
+            held = admit(before, draft, author, prints=prints)
             if isinstance(author, ModelAuthor):
                 evict_overflow(draft, self.max_facts)
                 evicted = evict_old_places(draft, self.max_places, keep=summary_place(author.place, author.scope))
@@ -85,14 +89,16 @@ class MemoryWriter:
             history.expire(draft, self.clock())
             if held.held_back():
                 log.info(
-                    "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded, %d withheld",
-                    user_id, held.restored, held.split, held.ungrounded, held.withheld,
+                    "write gate for user %s: %d restored, %d stored as the place's own, %d ungrounded, %d withheld, "
+                    "%d taken back before",
+                    user_id, held.restored, held.split, held.ungrounded, held.withheld, held.forgotten,
                 )
             if report is not None:
                 report.restored += held.restored
                 report.split += held.split
                 report.ungrounded += held.ungrounded
                 report.withheld += held.withheld
+                report.forgotten += held.forgotten
         await self._bookkeeping(user_id, before, draft, noted)
 
     async def _bookkeeping(self, user_id: int, before: MemoryFile, after: MemoryFile, noted: Sequence[str]) -> None:

@@ -4,7 +4,11 @@ Every turn, fact and summary has a place, a plain value the chat layer computes 
 compares:
 - `dm`: a direct conversation with the bot;
 - `guild:<id>`: a server channel or thread that the server's @everyone role can read;
-- `channel:<id>`: a channel or thread of a server that @everyone cannot read (a staff channel, a private thread).
+- `channel:<id>`: a channel or thread of a server that @everyone cannot read (a staff channel, a private thread);
+- `nsfw:<id>`: an age-restricted channel or thread: `nsfw:<server id>` for those @everyone can read, `nsfw:<channel
+  id>` for a restricted one. What is learned there is used only there, never in DMs, public or other channels, even
+  when shared (Discord asks that what is outside age-restricted spaces suit minors); it reads the server's public
+  memory as a restricted channel does. It is a place of its own whatever `MEMORY_SCOPE` says.
 
 What a reply or an extraction in place P may use:
 - in a DM: everything the user has, from every place;
@@ -23,14 +27,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.memory.models import DM_PLACE, Fact, MemoryFile, Place, Section, new_fact_id
+from bot.memory.models import DM_PLACE, NSFW_KIND, Fact, MemoryFile, Place, Section, new_fact_id
 
 Scope = Literal["place", "user"]
 
 
 def reader(place: Place, scope: Scope) -> Place:
     """The place whose view a reply or extraction gets: itself, or a DM (everything) with one memory per user."""
-    return place if scope == "place" else Place.dm()
+    return place if scope == "place" or place.kind == NSFW_KIND else Place.dm()
 
 
 def summary_place(place: Place, scope: Scope) -> str:
@@ -40,9 +44,16 @@ def summary_place(place: Place, scope: Scope) -> str:
 
 def may_use(place: Place, item_place: str, *, shared: bool = False) -> bool:
     """True when a reply or extraction in `place` may use an item learned in `item_place`."""
+    if is_age_restricted(item_place):  # only where it was learned, shared or not
+        return item_place == place.key
     if shared or place.kind == "dm" or item_place == place.key:
         return True
     return item_place == place.guild_key  # a restricted channel also sees its server's public memory
+
+
+def is_age_restricted(place_key: str) -> bool:
+    """The key names an age-restricted place."""
+    return place_key.startswith(f"{NSFW_KIND}:")
 
 
 def usable_facts(memory: MemoryFile, place: Place) -> list[Fact]:

@@ -39,6 +39,7 @@ from datetime import datetime
 
 from bot.memory.errors import InvalidRequest
 from bot.memory.models import Fact, MemoryFile, Place, iso, new_fact_id
+from bot.memory.rules.forgotten import Fingerprints, Said, guard_fact, guard_summary, lift
 from bot.memory.rules.places import Scope, may_use, reader, summary_place
 from bot.memory.rules.sources import set_sources, sources_of
 from bot.memory.rules.withhold import (
@@ -61,6 +62,7 @@ class ModelAuthor:
     now: datetime
     grounding: str = ""
     requests: Requests = NO_REQUESTS  # what the user asked in this batch to remember (`withhold.requests_in`)
+    said: tuple[tuple[str, str], ...] = ()  # the user's own messages of the batch: (when received, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,22 +84,30 @@ class GateReport:
     split: int = 0  # rewordings of another place's (or a shared) fact stored as the place's own fact
     ungrounded: int = 0  # new text holding identifiers the user never wrote
     withheld: int = 0  # credentials, and sensitive data the user did not ask to keep
+    forgotten: int = 0  # facts and summary sentences that would bring back what the user took back
 
     def held_back(self) -> int:
-        return self.restored + self.split + self.ungrounded + self.withheld
+        return self.restored + self.split + self.ungrounded + self.withheld + self.forgotten
 
 
-def admit(before: MemoryFile, after: MemoryFile, author: Author) -> GateReport:
-    """Make `after` (a changed copy of `before`) obey the rules for `author`; returns what was held back."""
+def admit(
+    before: MemoryFile, after: MemoryFile, author: Author, *, prints: Fingerprints | None = None
+) -> GateReport:
+    """Make `after` (a changed copy of `before`) obey the rules for `author`; returns what was held back.
+    `prints` (the installation's fingerprints) lets the fingerprints of what was taken back hold."""
     report = GateReport()
     if isinstance(author, ModelAuthor):
         _place_rule(before, after, author, report)
         _summary_rule(before, after, author, report)
         _grounding_rule(before, after, author, report)
+        if prints is not None:
+            _forgotten_rule(before, after, author, prints, report)
         withheld = _withheld_rule(before, after, author, report)
         _closure_rule(before, after, report, withheld=withheld)
     elif isinstance(author, UserAuthor):
         _no_credentials_from_the_user(before, after)
+        if prints is not None and after.forgotten:  # the user's own words, typed now: said again
+            lift(after, prints, Said(tuple((_LATEST, f.content) for f in _changed_facts(before, after))))
     return report
 
 
@@ -311,6 +321,44 @@ def _grounding_rule(before: MemoryFile, after: MemoryFile, author: ModelAuthor, 
             setattr(now.user if hasattr(now.user, name) else now.history, name, old.model_copy(deep=True))
             report.ungrounded += 1
     after.set_place_memory(key, now)
+
+
+# --- taken back ----------------------------------------------------------------------------------------------
+
+_LATEST = "9999"  # later than any fingerprint: what the user types in a command is said now
+
+
+def _forgotten_rule(
+    before: MemoryFile, after: MemoryFile, author: ModelAuthor, prints: Fingerprints, report: GateReport
+) -> None:
+    """Nothing the user took back returns unless they said it again after (`bot.memory.rules.forgotten`): a new or
+    reworded fact carrying a fingerprinted word is refused (a stored one keeps its old wording), a summary loses
+    the sentences that carry one; the fingerprints the user's later words cover entirely are lifted."""
+    after.forgotten = [item.model_copy() for item in before.forgotten]  # the model never touches them
+    if not after.forgotten:
+        return
+    said = Said(author.said)
+    previous = {fact.id: fact for fact in before.facts}
+    kept = []
+    for fact in after.facts:
+        old = previous.get(fact.id)
+        if (old is None or old.content != fact.content) and not guard_fact(fact, after, prints, said):
+            report.forgotten += 1
+            if old is not None:
+                kept.append(old)
+            continue
+        kept.append(fact)
+    after.facts = kept
+    key = summary_place(author.place, author.scope)
+    was, now = before.place_memory(key), after.place_memory(key)
+    for (_, old_section), (_, new_section) in zip(was.sections(), now.sections(), strict=True):
+        if new_section.summary != old_section.summary:
+            text = guard_summary(new_section.summary, after, prints, said)
+            if text != new_section.summary:
+                report.forgotten += 1
+                new_section.summary = text
+    after.set_place_memory(key, now)
+    lift(after, prints, said)
 
 
 # --- withheld data --------------------------------------------------------------------------------------------

@@ -1,0 +1,351 @@
+"""The forget/correct suite: does what a user takes back stay gone, from the facts, the summaries and every byte?
+
+    .venv/bin/python -m bench.forget_suite [--smoke] [--baseline-ref main]
+
+`bench/corpora/forget.json` holds 100 cases written for this suite: 50 facts a user tells the bot, each once
+forgotten (`/memory forget fact:`) and once corrected (`/memory edit`, to a value the case gives), with two ways a
+model paraphrases the fact and the user's own words saying it again. Each case is one user on the real path
+(`remember`, the pending turns, the debouncer, the extractor over HTTP, apply, the write gate, the atomic file): the
+statement is learned, and the model also writes it into two summaries; a second batch keeps it in the summaries'
+earlier values. Then the fact is taken back, and the model tries three times to bring it back:
+
+- the bot's restatement: a batch whose bot reply repeats the statement, the model writing its first paraphrase as a
+  fact and a summary sentence;
+- a paraphrasing model: an unrelated message, the model writing its second paraphrase;
+- a replayed history: the original message sent again with its original time, the model writing the fact again.
+
+Finally the user says it again in a new message. Figures: forgotten words (the case's markers, less those the
+correction keeps) in any prompt built for the user (its memory blocks) or in any stored byte (every file under the
+data folder, after the pending turns are compacted), after the take-back and after the three attempts (target 0);
+the share of the attempts blocked, each judged by its words in the stored memory (target at least 95 %); the cases
+whose saying it again was not learned (target 0). The baseline is the same suite on the code of `--baseline-ref`
+(default `main`; none in a smoke run), as the update suite runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from openai import AsyncOpenAI
+
+from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
+from bot.memory.doors import ForgetFact
+from bot.memory.models import ConversationKey, Location, Place, Turn
+from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.service import MemoryPolicy, MemoryService
+from tests.support.engine import close_service, file_service, learn, parts, wait_idle
+from tests.support.llm_server import ChatServer, Response, extraction
+
+CORPUS = Path(__file__).resolve().parent / "corpora" / "forget.json"
+FIRST_USER = 10**17
+START = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+OTHER = "Enjoys quiet evenings at home"  # what each user's summaries also hold, and must keep
+TARGETS = {"blocked": 0.95}
+
+
+def load_cases(smoke: bool) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
+    return cases[:12] if smoke else cases
+
+
+def markers(case: dict[str, Any]) -> list[str]:
+    """The words that must be gone: the fact's markers, less those a correction keeps."""
+    kept = case.get("corrected", "").casefold()
+    return [word for word in case["markers"] if word.casefold() not in kept]
+
+
+# --- the scripted model ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedModel:
+    """Answers each batch by what its user turn is: the statement (its fact, written into two summaries too), a
+    filler (the summaries again), an attempt (a paraphrase, as a fact and a summary sentence), or saying it again."""
+
+    answers: dict[str, Response] = field(default_factory=dict)
+
+    def plan(self, text: str, fact: str | None, summary: str) -> None:
+        facts = [(fact, "context", 0.95)] if fact else []
+        self.answers[text] = extraction(facts=facts, work=summary, top=summary)
+
+    def __call__(self, body: dict[str, Any]) -> Response:
+        content = str(body["messages"][-1]["content"])
+        sent = json.loads(content[content.index("{") :])
+        said = [turn["text"] for turn in sent["newTurns"] if turn["speaker"] == "user"]
+        return next((self.answers[text] for text in said if text in self.answers), extraction())
+
+
+# --- one run -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Clock:
+    now: datetime = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Outcome:
+    cases: int = 0
+    leaks_after_take_back: int = 0  # cases with a forgotten word in a prompt or a stored byte right after
+    leaks_after_attempts: int = 0  # ... after the three attempts to bring it back
+    prompt_leaks: int = 0
+    byte_leaks: int = 0
+    attempts: int = 0
+    blocked: int = 0
+    said_again: int = 0
+    said_again_blocked: int = 0
+    others_kept: int = 0  # cases whose summaries still hold what else they said
+    seconds: float = 0.0
+    leaked: list[str] = field(default_factory=list)
+    let_through: list[str] = field(default_factory=list)
+    refused_again: list[str] = field(default_factory=list)
+    bot_file: str = ""
+
+
+_ids = itertools.count(10**15)
+
+
+async def say(
+    service: MemoryService, user: int, texts: Sequence[tuple[str, str]], at: datetime
+) -> None:
+    key = ConversationKey(user % 1_000_000, user, Place.dm())
+    turns = [Turn(role, user, "user" if role == "user" else "assistant", text, at, str(next(_ids)))  # type: ignore[arg-type]
+             for role, text in texts]
+    await learn(service, key, turns)
+    await wait_idle(service)
+
+
+def stored_bytes(folder: Path) -> str:
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+async def prompt_text(service: MemoryService, user: int, queries: Sequence[str]) -> str:
+    texts = []
+    for query in queries:
+        prompt = await service.recall.prompt(user, [query], user_label="user", where=Location.dm(user % 1_000_000))
+        texts.append(f"{prompt.profile}\n{prompt.facts}")
+    return "\n".join(texts)
+
+
+def found(words: Sequence[str], text: str) -> bool:
+    return any(re.search(re.escape(word), text, re.IGNORECASE) for word in words)
+
+
+async def leaks(service: MemoryService, folder: Path, user: int, case: dict[str, Any], outcome: Outcome) -> bool:
+    await parts(service).storage.turns.compact()
+    words = markers(case)
+    in_prompt = found(words, await prompt_text(service, user, [case["said"], *case["paraphrases"]]))
+    in_bytes = found(words, stored_bytes(folder))
+    outcome.prompt_leaks += in_prompt
+    outcome.byte_leaks += in_bytes
+    return in_prompt or in_bytes
+
+
+async def memory_text(service: MemoryService, user: int) -> str:
+    return (await service.user(user).show()).model_dump_json()
+
+
+async def run_case(
+    service: MemoryService, model: ScriptedModel, folder: Path, clock: Clock, user: int, case: dict[str, Any],
+    outcome: Outcome,
+) -> None:
+    n = user - FIRST_USER
+    start = clock.now = START + timedelta(hours=n)
+    filler = f"Good morning, that is all for case {n}."
+    model.plan(case["said"], case["fact"], f"{case['fact']}. {OTHER}.")
+    model.plan(filler, None, f"{OTHER}. {case['fact']}.")
+    await say(service, user, [("user", case["said"])], start)
+    clock.now += timedelta(minutes=2)
+    await say(service, user, [("user", filler)], clock.now)
+    memory = await service.user(user).show()
+    fact = next((f for f in memory.facts if f.content.startswith(case["fact"])), None)  # dates may be added
+    if fact is None:
+        raise RuntimeError(f"{case['id']}: the statement was not learned ({[f.content for f in memory.facts]})")
+    clock.now += timedelta(minutes=2)
+    if case["kind"] == "forget":
+        await service.user(user).forget(ForgetFact(fact.id))
+    else:
+        await service.user(user).edit(fact.id, case["corrected"])
+    outcome.cases += 1
+    if await leaks(service, folder, user, case, outcome):
+        outcome.leaks_after_take_back += 1
+        outcome.leaked.append(case["id"])
+    words = markers(case)
+    thanks, aside = f"Thanks, noted for case {n}.", f"What a day it was, case {n}."
+    model.plan(thanks, case["paraphrases"][0], f"{case['paraphrases'][0]}.")
+    model.plan(aside, case["paraphrases"][1], f"{case['paraphrases'][1]}.")
+    attempts = [
+        ([("user", thanks), ("assistant", f"You told me before: {case['said']}")], None),
+        ([("user", aside)], None),
+        ([("user", case["said"])], start),  # the original message, replayed with its original time
+    ]
+    for number, (texts, at) in enumerate(attempts, start=1):
+        clock.now += timedelta(minutes=2)
+        await say(service, user, texts, at or clock.now)
+        outcome.attempts += 1
+        if found(words, await memory_text(service, user)):
+            outcome.let_through.append(f"{case['id']} #{number}")
+        else:
+            outcome.blocked += 1
+    if await leaks(service, folder, user, case, outcome):
+        outcome.leaks_after_attempts += 1
+    summaries = (await service.user(user).show()).user.workContext
+    outcome.others_kept += OTHER in summaries.summary or any(OTHER in old.summary for old in summaries.previous)
+    clock.now += timedelta(minutes=2)
+    model.plan(case["again"], case["againFact"], f"{case['againFact']}.")
+    await say(service, user, [("user", case["again"])], clock.now)
+    outcome.said_again += 1
+    facts = [f.content for f in (await service.user(user).show()).facts]
+    if not any(content.startswith(case["againFact"]) for content in facts):
+        outcome.said_again_blocked += 1
+        outcome.refused_again.append(case["id"])
+
+
+async def run_suite(cases: Sequence[dict[str, Any]]) -> Outcome:
+    """Every case through the real service, each user in a data folder of their own (so a byte scan reads only
+    theirs)."""
+    import bot
+
+    outcome = Outcome(bot_file=str(Path(bot.__file__).resolve()))
+    clock = Clock()
+    model = ScriptedModel()
+    started = time.perf_counter()
+    with ChatServer() as server:
+        server.responder = model
+        client = AsyncOpenAI(base_url=server.base_url, api_key="bench", max_retries=0, timeout=30)
+        try:
+            for index, case in enumerate(cases):
+                with tempfile.TemporaryDirectory(prefix="bench-forget-") as folder:
+                    service = file_service(
+                        Path(folder),
+                        MemoryExtractor(client, model="memory-model", max_retries=2),
+                        MemoryPolicy(debounce_seconds=0.01, max_wait_seconds=5, max_concurrent_extractions=1),
+                        clock=clock,
+                        durable=False,
+                    )
+                    await service.ops.open()
+                    try:
+                        await run_case(service, model, Path(folder), clock, FIRST_USER + index, case, outcome)
+                    finally:
+                        await close_service(service)
+        finally:
+            await client.close()
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def baseline_outcome(ref: str, smoke: bool) -> Outcome | str:
+    """The suite on the code of `ref`, in a child interpreter over a checkout of it; a reason string on failure."""
+    with tempfile.TemporaryDirectory(prefix="bench-forget-base-") as folder:
+        root = Path(folder)
+        archive = subprocess.run(["git", "-C", str(PROJECT_ROOT), "archive", ref], capture_output=True, check=False)
+        if archive.returncode != 0:
+            return f"no checkout of {ref!r}: {archive.stderr.decode(errors='replace').strip()[:200]}"
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+        (root / "bench" / "corpora").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(__file__), root / "bench" / "forget_suite.py")
+        shutil.copy2(CORPUS, root / "bench" / "corpora" / "forget.json")
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        argv = [sys.executable, "-m", "bench.forget_suite", "--worker", *(["--smoke"] if smoke else [])]
+        child = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=3600)
+        if child.returncode != 0:
+            return f"the suite failed on {ref!r}: {child.stderr.strip().splitlines()[-1:] or child.returncode}"
+        outcome = Outcome(**json.loads(child.stdout.strip().splitlines()[-1]))
+        if not outcome.bot_file.startswith(str(root.resolve())):
+            return f"the child ran {outcome.bot_file}, not the checkout of {ref!r}"
+        return outcome
+
+
+# --- the report --------------------------------------------------------------------------------------------------
+
+
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}% ({part}/{whole})" if whole else "n/a"
+
+
+def figures(o: Outcome) -> dict[str, str]:
+    return {
+        "leak_now": f"{o.leaks_after_take_back} of {o.cases}",
+        "leak_later": f"{o.leaks_after_attempts} of {o.cases}",
+        "where": f"{o.prompt_leaks} prompts, {o.byte_leaks} byte scans",
+        "blocked": share(o.blocked, o.attempts),
+        "again": f"{o.said_again_blocked} of {o.said_again}",
+        "others": share(o.others_kept, o.cases),
+    }
+
+
+def passed(o: Outcome) -> dict[str, bool]:
+    return {
+        "leak_now": o.leaks_after_take_back == 0,
+        "leak_later": o.leaks_after_attempts == 0,
+        "blocked": o.blocked >= TARGETS["blocked"] * o.attempts,
+        "again": o.said_again_blocked == 0,
+    }
+
+
+ROWS = (
+    ("leak_now", "cases with forgotten words in a prompt or stored byte, right after", "0"),
+    ("leak_later", "... after the three attempts to bring them back", "0"),
+    ("where", "where they were found (prompt checks, byte scans)", ""),
+    ("blocked", "attempts blocked (restatement, paraphrase, replay)", ">= 95%"),
+    ("again", "cases where the user saying it again was not learned", "0"),
+    ("others", "cases whose summaries keep what else was said", ""),
+)
+
+
+def table(ours: Outcome, base: Outcome | None, ref: str) -> Table:
+    result = Table(f"forget/correct suite: {ours.cases} cases, {ours.attempts} attempts to bring a fact back")
+    mine, theirs, ok = figures(ours), figures(base) if base else {}, passed(ours)
+    for key, measure, target in ROWS:
+        result.add(measure, mine[key], theirs.get(key, ""), "", target, passed=ok.get(key) if target else None,
+                   hard=key in ("leak_now", "leak_later", "again"))
+    result.note(f"baseline: the same suite on the code of {ref} in this run" if base else "baseline: not run")
+    result.note(f"{ours.seconds:.1f} s for ours" + (f", {base.seconds:.1f} s for the baseline" if base else ""))
+    if ours.leaked:
+        result.note("leaked right after: " + ", ".join(ours.leaked))
+    if ours.refused_again:
+        result.note("saying it again not learned: " + ", ".join(ours.refused_again))
+    if ours.let_through:
+        result.note("attempts let through (#1 restatement, #2 paraphrase, #3 replay): " + ", ".join(ours.let_through))
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser(__doc__)
+    p.add_argument("--baseline-ref", default=None, help="git ref whose code is the baseline (default: main; none in "
+                   "a smoke run); '' for none")
+    p.add_argument("--worker", action="store_true", help="internal: one run, printed as JSON")
+    args = p.parse_args(argv)
+    cases = load_cases(args.smoke)
+    if args.worker:
+        print(json.dumps(asdict(asyncio.run(run_suite(cases)))), flush=True)
+        return 0
+    header("forget/correct suite: taken back from facts, summaries and every byte", args.smoke)
+    ref = args.baseline_ref if args.baseline_ref is not None else ("" if args.smoke else "main")
+    base = baseline_outcome(ref, args.smoke) if ref else "not asked"
+    if isinstance(base, str):
+        print(f"baseline: {base}\n", flush=True)
+    result = table(asyncio.run(run_suite(cases)), base if isinstance(base, Outcome) else None, ref)
+    result.print()
+    return exit_code([result], smoke=args.smoke)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
