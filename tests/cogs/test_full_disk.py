@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from bot.memory.doors import ForgetEverything
 from bot.ops.metrics import health
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch, extraction_input
 from tests.support.engine import parts
+from tests.support.hostile import HostileModel
 from tests.support.llm_server import Response, extraction
 
 TMPFS_BYTES = 4 * 1024 * 1024
@@ -125,3 +127,32 @@ async def test_a_full_disk_keeps_every_turn_and_learns_it_once_space_returns(
     assert not list((full_disk_dir / "memory").glob(".*.tmp"))
     await h.memory.ops.flush(10)
     assert facts_on_disk(h.memory_path(ALICE_ID)) == SAID  # nothing learned twice by a late replay
+
+
+async def test_a_forget_during_a_full_disk_is_final_when_space_returns_whatever_the_model_repeats(
+    full_disk_dir: Path, make_harness: MakeHarness
+) -> None:
+    h = await make_harness(data_dir=full_disk_dir)
+    scene = make_scene(h)
+    model = HostileModel(seed=33)  # repeats whatever it is shown, restates it, knows no forgetting
+    h.llm.extract = model.extract
+    h.llm.chat_reply = model.chat
+    outage = parts(h.memory).learning.outage
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, SAID[0]))
+    await h.settle()
+    filler = fill(full_disk_dir)
+    for text in SAID[1:5]:
+        await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
+    await h.settle()
+    assert outage.down
+
+    forgotten = await h.memory.user(ALICE_ID).forget(ForgetEverything())  # unlinking needs no space
+    assert forgotten.facts == 1
+    filler.unlink()
+    await outage.wait_up()
+    await h.settle()
+    await h.memory.ops.flush(10)
+    stored = b"".join(p.read_bytes() for p in full_disk_dir.rglob("*") if p.is_file())
+    for word in (b"Porto", b"ceramics", b"marathon", b"sourdough", b"azulejo"):  # one of each message
+        assert word not in stored, word  # nothing of before the forget came back, nor was kept anywhere
+    assert (await h.memory.user(ALICE_ID).show()).is_empty()
