@@ -1,7 +1,7 @@
 """The scale model: a large bot's users on one PostgreSQL, served by several bot processes under sustained traffic.
 
     .venv/bin/python -m bench.scale_model [--users 1000000] [--processes 4] [--rate 100] [--seconds 600]
-        [--extraction-seconds 1.5] [--smoke]
+        [--extraction-seconds 1.5] [--extractions 4] [--smoke]
 
 A PostgreSQL server this benchmark starts receives `--users` users by COPY (`bench.scale_data`: Zipf activity,
 1 % at the fact cap with facts of 150-300 characters). Then `--processes` bot processes (`bench.scale_worker`: the
@@ -116,6 +116,7 @@ def start_workers(args: Any, url: str, base_url: str, folder: Path) -> list[subp
         command = [
             sys.executable, "-m", "bench.scale_worker", url, base_url, str(folder / f"p{index}"), str(index),
             str(args.processes), str(args.users), str(args.rate), str(args.seconds), *(["--sweep"] if index == 0 else []),
+            "--extractions", str(args.extractions),
         ]
         log = (folder / f"p{index}.log").open("w")
         workers.append(subprocess.Popen(command, cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -132,6 +133,7 @@ def read_line(worker: subprocess.Popen[str], prefix: str) -> str:
 
 
 async def drive(args: Any, url: str, base_url: str, folder: Path, postmaster: int) -> dict[str, Any]:
+    load = os.getloadavg()
     workers = start_workers(args, url, base_url, folder)
     ready = [float(await asyncio.to_thread(read_line, w, "READY ")) for w in workers]
     go = time.time() + 1.0
@@ -151,7 +153,7 @@ async def drive(args: Any, url: str, base_url: str, folder: Path, postmaster: in
     pg_cpu = cpu.seconds
     for worker in workers:
         worker.wait(60)
-    return {"ready": ready, "results": results, "pending": pending, "pg_cpu": pg_cpu,
+    return {"ready": ready, "results": results, "load": load, "pending": pending, "pg_cpu": pg_cpu,
             "busy": (busy_after - busy_before) / max(1e-9, total_after - total_before)}
 
 
@@ -168,7 +170,8 @@ def report(
     traffic_lag = max(r["lag"].get("traffic", {"max_ms": 0.0})["max_ms"] for r in results)
     backlog = [sum(r["backlog"][i][1] for r in results if i < len(r["backlog"])) for i in
                range(max(len(r["backlog"]) for r in results))]
-    t = Table(f"{args.users:,} users, {args.processes} processes, {args.rate:g} messages/s for {args.seconds:g} s")
+    t = Table(f"{args.users:,} users, {args.processes} processes, {args.rate:g} messages/s for {args.seconds:g} s, "
+              f"{args.extractions} extractions at a time per process")
     t.add("turns lost (acknowledged, never saved, not pending)", f"{lost}", target="0", passed=lost == 0, hard=True)
     t.add("reply-path memory p95 (worst process)", f"{recall_p95:.2f} ms", target=f"<= {RECALL_P95_TARGET_MS:g} ms",
           passed=recall_p95 <= RECALL_P95_TARGET_MS)
@@ -191,7 +194,8 @@ def report(
     t.add("CPU: machine busy during the run", f"{run['busy'] * 100:.0f} %")
     t.add("CPU seconds: PostgreSQL", f"{run['pg_cpu']:.0f} s")
     t.add(f"load {loaded.users:,} users ({loaded.facts:,} facts) by COPY", f"{loaded.seconds:.1f} s")
-    t.note(f"messages acknowledged {len(acked):,}, batches' turns saved {len(saved):,}; run took {seconds:.0f} s")
+    t.note(f"messages acknowledged {len(acked):,}, batches' turns saved {len(saved):,}; run took {seconds:.0f} s; "
+           f"load average before/after: {run['load'][0]:.1f} / {os.getloadavg()[0]:.1f}")
     t.note(f"backlog every 5 s (turns in debouncers, all processes): {backlog}")
     t.note(f"pending rows every {SAMPLE_EVERY:g} s: {[n for _, n in run['pending']]}")
     return t
@@ -224,6 +228,8 @@ def main() -> int:
     p.add_argument("--rate", type=float, default=100.0, help="messages a second, all processes together")
     p.add_argument("--seconds", type=float, default=600.0, help="how long the traffic lasts")
     p.add_argument("--extraction-seconds", type=float, default=1.5, help="the stand-in model's latency")
+    p.add_argument("--extractions", type=int, default=4,
+                   help="MEMORY_MAX_CONCURRENT_EXTRACTIONS per process (the bot's default: 4)")
     args = p.parse_args()
     if args.smoke:
         args.users, args.rate, args.seconds = min(args.users, 2_000), min(args.rate, 20.0), min(args.seconds, 10.0)

@@ -3,6 +3,7 @@ traffic, measured from inside. Started by `bench.scale_model`; prints `READY <se
 line `GO <unix time>`, sends its messages from that moment and ends with `RESULT <json>`.
 
     python -m bench.scale_worker URL LLM_BASE_URL DATA_DIR INDEX PROCESSES USERS RATE SECONDS [--sweep]
+        [--extractions N]
 
 It serves the users whose rank is INDEX modulo PROCESSES (a user's messages reach one process, as a shard's do),
 Zipf-distributed like `bench.scale_data`, at RATE / PROCESSES messages a second, arriving on schedule whether or
@@ -19,6 +20,7 @@ import bisect
 import json
 import os
 import random
+import signal
 import sys
 import time
 from itertools import accumulate
@@ -77,7 +79,18 @@ class LagProbe:
         }
 
 
-def settings_for(url: str, base_url: str, data_dir: Path) -> Settings:
+def dump_tasks() -> None:
+    """SIGUSR1: every task's stack on stderr (where a long run stands)."""
+    for task in asyncio.all_tasks():
+        task.print_stack(limit=8, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def phase(name: str) -> None:
+    print(f"scale worker: {name} at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+
+
+def settings_for(url: str, base_url: str, data_dir: Path, extractions: int) -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         discord_token="scale-model",
@@ -89,6 +102,7 @@ def settings_for(url: str, base_url: str, data_dir: Path) -> Settings:
         data_dir=data_dir,
         memory_retention_days=RETENTION_DAYS,
         llm_timeout_seconds=60,
+        memory_max_concurrent_extractions=extractions,
     )
 
 
@@ -96,7 +110,9 @@ async def run(argv: list[str]) -> dict[str, Any]:
     url, base_url, data_dir = argv[0], argv[1], Path(argv[2])
     index, processes, users, rate, seconds = int(argv[3]), int(argv[4]), int(argv[5]), float(argv[6]), float(argv[7])
     started = time.perf_counter()
-    resources = build_resources(settings_for(url, base_url, data_dir))
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
+    extractions = int(argv[argv.index("--extractions") + 1]) if "--extractions" in argv else 4
+    resources = build_resources(settings_for(url, base_url, data_dir, extractions))
     opened = time.perf_counter()
     await start_memory(resources)
     service = resources.memory
@@ -158,14 +174,17 @@ async def run(argv: list[str]) -> dict[str, Any]:
         task = asyncio.get_running_loop().create_task(message(n, rank))
         in_flight.add(task)
         task.add_done_callback(in_flight.discard)
+    phase("traffic sent")
     if in_flight:
         await asyncio.gather(*in_flight)
     sampler.cancel()
+    phase("traffic answered")
     memory_after_traffic = rss()
     probe.phase = "flush"
     flush_started = time.perf_counter()
     await service.ops.flush(600)
     flushed = time.perf_counter() - flush_started
+    phase("flushed")
     sweep: dict[str, float] = {}
     if "--sweep" in argv:
         probe.phase = "sweep"
@@ -173,6 +192,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
         deleted = await service.ops.sweep()
         sweep = {"seconds": time.perf_counter() - sweep_started, "deleted": deleted}
     probe.stop()
+    phase("swept")
     await service.ops.shutdown(60)
     await resources.aclose()
     return {
