@@ -156,3 +156,22 @@ async def test_a_forget_during_a_full_disk_is_final_when_space_returns_whatever_
     for word in (b"Porto", b"ceramics", b"marathon", b"sourdough", b"azulejo"):  # one of each message
         assert word not in stored, word  # nothing of before the forget came back, nor was kept anywhere
     assert (await h.memory.user(ALICE_ID).show()).is_empty()
+
+
+async def test_a_shutdown_while_the_disk_is_still_full_says_what_it_could_not_store(
+    full_disk_dir: Path, make_harness: MakeHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(data_dir=full_disk_dir)
+    scene = make_scene(h)
+    h.llm.extract = each_said
+    fill(full_disk_dir)
+    for text in SAID:
+        await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
+    await h.settle()
+    unstored = parts(h.memory).learning.outage.state().turns_unstored
+    assert unstored > 0
+    caplog.set_level(logging.INFO)
+    await h.memory.ops.shutdown(5)  # the flush ends; the storage still refuses
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("bot.")]
+    assert any(f"{unstored} turns taken while the storage was unreachable were never stored" in e for e in errors)
+    assert not any("Porto" in r.getMessage() for r in caplog.records)

@@ -92,6 +92,9 @@ class Operations:
                 "shutdown: flush timed out after %gs; %d turns stay pending", timeout, self._storage.turns.pending
             )
             await learning.debouncer.close()
+        unstored = learning.outage.state().turns_unstored
+        if unstored:  # acknowledged while the storage was down, and it never came back before the end
+            log.error("shutdown: %d turns taken while the storage was unreachable were never stored", unstored)
         await self._storage.close()
         self._cpu.shutdown(wait=False)
         return finished
