@@ -23,7 +23,7 @@ from bot.memory.doors import ForgetEverything
 from bot.ops.metrics import health
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
 from tests.helpers import dispatch, extraction_input
-from tests.support.engine import parts
+from tests.support.engine import parts, wait_debouncer
 from tests.support.hostile import HostileModel
 from tests.support.llm_server import Response, extraction
 
@@ -107,7 +107,7 @@ async def test_a_full_disk_keeps_every_turn_and_learns_it_once_space_returns(
     sent = len(h.discord.sent)
     for text in SAID[1:]:
         await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
-        await h.settle()  # each batch fails to save and waits for the storage
+        await wait_debouncer(h.memory)  # each batch fails to save and waits for the storage
     assert len(h.discord.sent) == sent + len(SAID) - 1  # every message answered
     assert outage.down and outage.state().turns_unstored > 0  # the journal could not take the later ones either
     assert health(h.memory.ops.snapshot())["status"] == "degraded"
@@ -143,7 +143,7 @@ async def test_a_forget_during_a_full_disk_is_final_when_space_returns_whatever_
     filler = fill(full_disk_dir)
     for text in SAID[1:5]:
         await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
-    await h.settle()
+    await wait_debouncer(h.memory)
     assert outage.down
 
     forgotten = await h.memory.user(ALICE_ID).forget(ForgetEverything())  # unlinking needs no space
@@ -167,7 +167,7 @@ async def test_a_shutdown_while_the_disk_is_still_full_says_what_it_could_not_st
     fill(full_disk_dir)
     for text in SAID:
         await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
-    await h.settle()
+    await wait_debouncer(h.memory)
     unstored = parts(h.memory).learning.outage.state().turns_unstored
     assert unstored > 0
     caplog.set_level(logging.INFO)

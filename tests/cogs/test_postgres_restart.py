@@ -24,7 +24,7 @@ from tests.cogs.conftest import ALICE_ID, BOB_ID, MakeHarness, make_scene
 from tests.conftest_postgres import SKIP_VARIABLE
 from tests.conftest_state import seen_by
 from tests.helpers import dispatch, extraction_input
-from tests.support.engine import parts
+from tests.support.engine import parts, wait_debouncer
 from tests.support.llm_server import Response, extraction
 from tests.support.postgres import PostgresServer
 
@@ -86,25 +86,26 @@ async def test_postgres_restarted_under_traffic_loses_nothing_and_learns_nothing
     h.llm.extract = each_said
     assert (await facts_of(url))[ALICE_ID] == [BEFORE]
 
-    own_server.halt()
     caplog.set_level(logging.INFO)
+    caplog.clear()
+    own_server.halt()
     sent = len(h.discord.sent)
     for n in range(2):
         for dm, user in ((scene.alice_dm, scene.alice_user), (scene.bob_dm, scene.bob_user)):
             await dispatch(h.bot, "message", h.discord.message(dm, user, DURING[user.id][n]))
             assert BEFORE not in str(h.llm.chat_requests[-1]["messages"])  # answered without memory
     assert len(h.discord.sent) == sent + 4  # every message answered while the database is down
-    await h.settle()  # the batches failed and wait for the database
+    await wait_debouncer(h.memory)  # the batches failed and wait for the database
     assert outage.down and outage.state().turns_unstored > 0
     assert health(h.memory.ops.snapshot())["status"] == "degraded"
 
+    during = [r.getMessage() for r in caplog.records if r.name.startswith("bot.memory")]
     own_server.resume()
     await asyncio.wait_for(outage.wait_up(), 60)
     await h.settle()
     assert await facts_of(url) == {ALICE_ID: [BEFORE, *DURING[ALICE_ID]], BOB_ID: DURING[BOB_ID]}  # each once
     assert not any(r.levelno >= logging.ERROR and r.name.startswith("bot.") for r in caplog.records)  # not given up
-    said = [r.getMessage() for r in caplog.records if r.name.startswith("bot.memory")]
-    assert sum("storage unreachable" in line for line in said) == 1, said
+    assert sum("storage unreachable" in line for line in during) == 1, during  # once while it was down
     assert not any("typewriters" in r.getMessage() or "cider" in r.getMessage() for r in caplog.records)
 
     # The LISTEN connection and the pools came back by themselves: the other process's pause reaches this one.
