@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import gc
 import json
 import os
 import random
@@ -115,6 +116,8 @@ async def run(argv: list[str]) -> dict[str, Any]:
     resources = build_resources(settings_for(url, base_url, data_dir, extractions))
     opened = time.perf_counter()
     await start_memory(resources)
+    gc.collect()  # what `python -m bot` does once started (bot/cli.py): full collections skip start-up objects
+    gc.freeze()
     service = resources.memory
     ready = time.perf_counter()
     print(f"READY {ready - started:.3f}", flush=True)
