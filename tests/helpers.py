@@ -727,6 +727,7 @@ class Harness:
         if self.bot.is_closed():
             return
         await parts(self.memory).learning.debouncer.close()
+        await parts(self.memory).learning.outage.close()
         await parts(self.memory).storage.close()  # the takeover sweep stops, then the pool closes
         await self.bot.close()
         await self.resources.aclose()

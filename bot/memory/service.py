@@ -93,7 +93,9 @@ class MemoryService:
         learning = Learning(
             storage=storage, writer=writer, extractor=extractor, policy=policy, clock=now, off_loop=off_loop
         )
-        recall = Recall(storage=storage, selector=selector, policy=policy, clock=now, off_loop=off_loop)
+        recall = Recall(
+            storage=storage, selector=selector, policy=policy, clock=now, off_loop=off_loop, outage=learning.outage
+        )
         shared = Shared(storage=storage, writer=writer, learning=learning, recall=recall, clock=now)
         budgets = Budgets(
             storage.usage, user_daily=policy.user_daily_tokens, guild_daily=policy.guild_daily_tokens, clock=now

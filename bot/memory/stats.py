@@ -33,3 +33,9 @@ class EngineSnapshot:
     extraction_requests: int
     extraction_errors: dict[str, int]
     llm_tokens: dict[str, int] = field(default_factory=dict)  # counted for budgets, by kind (chat, extraction)
+    # A storage outage (database down, disk full): learning waits for it; the health endpoint says "degraded".
+    storage_down: bool = False
+    storage_outages: int = 0
+    batches_waiting_for_storage: int = 0
+    turns_unstored: int = 0  # acknowledged while the queue could not take them, kept in RAM
+    turns_refused_unstored: int = 0  # past the bound of those, not learned

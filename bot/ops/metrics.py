@@ -21,6 +21,13 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_memory_cache_hits_total / memorybot_memory_cache_misses_total: memory reads served from RAM / disk
 - memorybot_gateway_connected: 1 while every gateway shard of this process is connected, 0 otherwise
 - memorybot_event_loop_lag_seconds: how late the event loop wakes a 0.5 s timer (histogram)
+- memorybot_storage_up: 0 while the storage is unreachable (database down, disk full), 1 otherwise
+- memorybot_storage_outages_total: storage outages since start
+- memorybot_turns_unstored: turns acknowledged during an outage, kept in RAM until the queue takes them
+
+`GET /health` on the same port answers JSON: `{"status": "ok"}`, or `{"status": "degraded", ...}` while the storage
+is unreachable (replies go on without memory; what was said is learned when it is back). It is 200 either way: a
+restart would not bring the storage back, and would lose the turns kept in RAM.
 
 The endpoint is served by aiohttp on the bot's own event loop (collection runs there too, so nothing reads the
 engine from another thread).
@@ -43,6 +50,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from bot.chat.model import TokenUsage
+from bot.memory.doors import EngineSnapshot
 from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -193,6 +201,34 @@ class _Collector(Collector):
             "memorybot_gateway_connected", "1 while every Discord gateway shard of this process is connected.",
             value=int(m.gateway_connected),
         )
+        yield from _storage_metrics(snapshot)
+
+
+def _storage_metrics(snapshot: EngineSnapshot) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "memorybot_storage_up", "0 while the storage is unreachable (database down, disk full).",
+        value=int(not snapshot.storage_down),
+    )
+    yield CounterMetricFamily(
+        "memorybot_storage_outages", "Storage outages since start.", value=snapshot.storage_outages
+    )
+    yield GaugeMetricFamily(
+        "memorybot_turns_unstored", "Turns acknowledged during an outage, kept in RAM until the queue takes them.",
+        value=snapshot.turns_unstored,
+    )
+
+
+def health(snapshot: EngineSnapshot) -> dict[str, object]:
+    """What `GET /health` answers: ids and counts only."""
+    if not snapshot.storage_down:
+        return {"status": "ok"}
+    return {
+        "status": "degraded",
+        "storage": "unreachable",
+        "batchesWaiting": snapshot.batches_waiting_for_storage,
+        "turnsUnstored": snapshot.turns_unstored,
+        "turnsRefused": snapshot.turns_refused_unstored,
+    }
 
 
 def _by_kind(counts: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -220,6 +256,7 @@ class MetricsServer:
         """Listen; False (with one ERROR line, the bot carries on) when the address cannot be used."""
         app = web.Application()
         app.router.add_get("/metrics", self._serve)
+        app.router.add_get("/health", self._health)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         try:
@@ -249,6 +286,9 @@ class MetricsServer:
     async def _serve(self, request: web.Request) -> web.Response:
         body = self.metrics.render()
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response(health(self.metrics.memory.ops.snapshot()))
 
     async def _measure_lag(self) -> None:
         while True:

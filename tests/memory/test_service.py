@@ -548,14 +548,22 @@ class FaultyFsync:
         self.failures = failures
         self.injected = 0
         self.seen_during_fault: list[bytes] = []
+        self._changed = threading.Condition()
 
     def __call__(self, fd: int) -> None:
         if self.failures > 0:
             self.failures -= 1
-            self.injected += 1
+            with self._changed:
+                self.injected += 1
+                self._changed.notify_all()
             self.seen_during_fault.append(self.target.read_bytes())
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         os.fsync(fd)
+
+    def reached(self, injected: int, timeout: float = 20.0) -> None:
+        """Block (on a worker thread) until `injected` faults were injected."""
+        with self._changed:
+            assert self._changed.wait_for(lambda: self.injected >= injected, timeout), self.injected
 
 
 async def _disk_fault_engine(
@@ -578,34 +586,45 @@ async def test_a_disk_fault_keeps_the_old_file_and_retries_the_batch(
         with caplog.at_level(logging.WARNING):
             await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
             await engine.settle()
+            await asyncio.wait_for(parts(engine.service).learning.outage.wait_up(), 20)
+            await engine.settle()
     finally:
         await engine.aclose()
-    assert fsync.injected == 2
+    assert fsync.injected == 2  # the save, then the probe that waits for space
     assert fsync.seen_during_fault == [before, before]
     warnings = [r for r in caplog.records if "could not save" in r.getMessage()]
-    assert [r.levelno for r in warnings] == [logging.WARNING, logging.WARNING]
+    assert [r.levelno for r in warnings] == [logging.WARNING]  # once per outage, not once per attempt
     assert engine.facts_on_disk(ALICE) == ["Likes tea", "Said: I live in Lisbon"]  # saved once the fault cleared
     assert engine.journaled() == []
     assert not list((tmp_path / "memory").glob(".*.tmp"))
 
 
-async def test_a_lasting_disk_fault_gives_up_loudly_and_keeps_everything(
+async def test_a_lasting_disk_fault_is_waited_for_and_the_turn_saved_once_space_returns(
     tmp_path: Path, chat_server: ChatServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     chat_server.responder = echo_facts
     engine, fsync, before = await _disk_fault_engine(tmp_path, chat_server, failures=10**6)
+    outage = parts(engine.service).learning.outage
     try:
-        with caplog.at_level(logging.WARNING):
+        with caplog.at_level(logging.INFO):
             await learn(engine.service, ConversationKey(CHANNEL, ALICE), [turn(ALICE, "I live in Lisbon")])
+            await engine.settle()  # the batch failed and waits for the storage, outside the debouncer
+            assert outage.down and engine.service.ops.snapshot().storage_down
+            await asyncio.to_thread(fsync.reached, fsync.injected + 3)  # probes keep failing: nothing given up
+            assert engine.file(ALICE).read_bytes() == before
+            fsync.failures = 0  # space is back
+            await asyncio.wait_for(outage.wait_up(), 20)
             await engine.settle()
     finally:
         await engine.aclose()
-    assert fsync.injected == MAX_REQUEUES + 1  # tried, re-queued a bounded number of times, then given up
-    assert engine.file(ALICE).read_bytes() == before
-    (line,) = errors_in(caplog)
-    assert "could not save" in line.getMessage()
-    assert engine.journaled() == ["I live in Lisbon"]
-    assert not list((tmp_path / "memory").glob(".*.tmp"))
+    assert engine.facts_on_disk(ALICE) == ["Likes tea", "Said: I live in Lisbon"]  # no restart needed
+    assert engine.journaled() == []
+    assert errors_in(caplog) == []  # never given up
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1 and "storage unreachable" in said[0], said  # one line per outage
+    assert sum("reachable again" in r.getMessage() for r in caplog.records) == 1
+    assert not engine.service.ops.snapshot().storage_down
+    assert not list((tmp_path / "memory").glob(".*.tmp")) and not (tmp_path / "memory" / ".space-probe").exists()
 
 
 # --- the front door's reporting operations ----------------------------------------------------------------

@@ -73,7 +73,18 @@ def parts(service: MemoryService) -> EngineParts:
 
 
 async def wait_idle(service: MemoryService) -> None:
-    """Until no batch is waiting or being extracted (instead of sleeping)."""
+    """Until no batch is waiting or being extracted (instead of sleeping), nor waiting for the storage to answer
+    again after a failure (a loaded machine's pool timeout is one)."""
+    learning = parts(service).learning
+    while True:
+        await learning.debouncer.wait_idle()
+        if not learning.outage.down:
+            return
+        await learning.outage.wait_up()  # its batches go back to the debouncer first
+
+
+async def wait_debouncer(service: MemoryService) -> None:
+    """Until the debouncer has nothing pending or running, whatever waits for the storage (outage tests)."""
     await parts(service).learning.debouncer.wait_idle()
 
 

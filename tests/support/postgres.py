@@ -332,6 +332,22 @@ class PostgresServer:
                 break
         raise RuntimeError(failure)
 
+    def halt(self) -> None:
+        """Stop the server as an operator's restart does (``pg_ctl stop -m fast``: every connection is cut), keeping
+        its data and port for ``resume``."""
+        result = self._tool("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data_dir))
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl stop failed ({result.returncode}): {result.stderr.strip()}")
+
+    def resume(self) -> None:
+        """Start a halted server again on its port; returns once it accepts connections."""
+        result = self._tool(
+            "pg_ctl", "start", "-w", "-t", "120", "-D", str(self.data_dir), "-l", str(self.log_file),
+            "-o", f"-p {self.port}",
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed ({result.returncode}): {result.stderr.strip()}")
+
     def stop(self) -> None:
         """Stop the server (``pg_ctl stop -m immediate``: nothing is kept) and remove its folder. Idempotent."""
         watchdog, self._watchdog = self._watchdog, None

@@ -67,6 +67,7 @@ from bot.storage.pg.processes import ProcessRegistry
 from bot.storage.pg.records import PostgresRecords
 from bot.storage.records import FileRecords, OnDamaged, RecordTable
 from bot.storage.sealing import MasterKey
+from bot.storage.space import probe_writable
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class StorageBundle:
     codec: FileCodec | PostgresCodec  # seals memory and pending turns with a key per user (or nothing)
     forgotten: ForgottenUsers | None = None  # who was forgotten (PostgreSQL: what `import-files` must not restore)
     database: Database | None = None
+    probe_folder: tuple[Path, AtomicWriter] | None = None  # files: where a write must succeed again (`probe`)
     _opened: list[Part] = field(default_factory=list)
 
     @property
@@ -142,6 +144,14 @@ class StorageBundle:
                 log.warning("storage: %s did not close cleanly (%s)", type(part).__name__, error)
         if self.database is not None:
             await self.database.close()
+
+    async def probe(self) -> None:
+        """Return when the storage takes work again, raise `OSError` while it does not: PostgreSQL answers a
+        query, or DATA_DIR takes a synced write (a full disk has space again). Ends a storage outage."""
+        if self.database is not None:
+            await self.database.execute("SELECT 1")
+        elif self.probe_folder is not None:
+            await probe_writable(*self.probe_folder)
 
     async def forget_user(self, user_id: int, *, settings: bool = False) -> None:
         """Delete what every part holds of the user (and their privacy choices too with `settings`), after noting
@@ -205,6 +215,7 @@ def build_file_storage(
         # Unreadable: refuse to start: fingerprints made with a new key would no longer match the old ones.
         installation=InstallationKeys(FileRecords(data_dir / INSTALLATION_FILE, on_damaged="refuse", writer=small)),
         codec=codec,
+        probe_folder=(data_dir / "memory", writer or small),
     )
 
 

@@ -7,9 +7,10 @@ then an atomic save). What it promises:
   was said, and no forget or pause of the user began since the message arrived (its `LearningTicket`): the turn
   carries the user's forget generation from arrival to save, and every write refuses an older one, so a forget is
   final against a reply still being written, a batch waiting in the debouncer and an extraction in flight;
-- a transient failure (the endpoint down, the storage unreachable) is tried again after another quiet period, a
-  few times, and a batch that keeps failing across restarts is parked; a batch is marked done only once its
-  result is saved; a bad answer never changes memory;
+- a transient failure of the endpoint is tried again after another quiet period, a few times, and a batch that
+  keeps failing across restarts is parked; an unreachable storage (database down, disk full) is waited for however
+  long it lasts (`StorageOutage`), and the batch is tried again when it is back; a batch is marked done only once
+  its result is saved; a bad answer never changes memory;
 - CPU-heavy work (applying an extraction to a full memory) runs on the engine's worker thread, never on the loop.
 """
 
@@ -32,6 +33,7 @@ from bot.memory.drivers.interfaces import Claim, ClaimLost, PendingTurn, Stale
 from bot.memory.errors import ExtractionFailed
 from bot.memory.models import ConversationKey, IncomingMessage, Location, MemoryFile, Turn
 from bot.memory.parts.forget_barrier import ForgetBarrier
+from bot.memory.parts.outage import StorageOutage
 from bot.memory.parts.withdrawn import Withdrawn
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.pipeline.answer import ExtractionResult
@@ -158,6 +160,8 @@ class Learning:
         self.withdrawn = Withdrawn()  # messages deleted or edited lately: never learned as they were
         self.forgets = ForgetBarrier()  # a forget changing a memory: its user's batches wait to load it
         self.accepting = True
+        # The database down or the disk full: batches wait for it, turns the queue could not take are kept.
+        self.outage = StorageOutage(probe=storage.probe, release=self._retry_after_outage)
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -243,6 +247,9 @@ class Learning:
             )
             for turn in redacted_together(self.debouncer.waiting(key), turns, key.user_id)
         ]
+        if self.outage.full():  # the storage is down and as many turns as RAM may keep wait for it already
+            self.outage.refused(len(turns))
+            return False
         if self.accepting:
             self.debouncer.add(key, turns)
         else:
@@ -252,11 +259,10 @@ class Learning:
         except Stale:
             self._count_refusal("forgotten", len(turns))  # a forget in another process won: the batch drops them
             return False
-        except OSError as error:
-            log.warning(
-                "saving pending turns for %s failed (%s): %d turns will be learned but would not survive a crash",
-                key.label(), error.strerror or type(error).__name__, len(turns),
-            )
+        except OSError as error:  # kept in RAM and written to the queue when the storage is back (said once)
+            self.outage.begin(f"pending turns not saved: {error.strerror or type(error).__name__}")
+            self.outage.unstored(key.user_id, [turn.turn_id for turn in turns])
+            log.debug("pending turns for %s kept in memory until the storage is back", key.label())
         return True
 
     def _count_refusal(self, reason: str, turns: int) -> None:
@@ -287,6 +293,7 @@ class Learning:
         in flight, delete their pending turns but those `keep` accepts, and put those back under `generation`;
         returns how many turns were dropped."""
         self.debouncer.cancel_user(user_id)
+        self.outage.forget_user(user_id)
         await self._landed()  # turns accepted just before: let them land, then sort them with the rest
         kept, dropped = await self.storage.turns.keep_only(user_id, keep, generation)
         if self.accepting:
@@ -372,15 +379,31 @@ class Learning:
         debouncer before their queue write lands; a claim made before it would find nothing to claim."""
         await self._landed(turns)
         try:
+            if not await self.outage.store(self.storage.turns, key, turns):
+                return None
             claim = await self.storage.turns.claim(key, turns)
             if not claim.turns:  # settled, forgotten or being extracted by another process
                 return None
             turns = list(claim.turns)
             memory = await self.storage.memories.load(key.user_id)
-        except OSError as error:  # the storage is unreachable: nothing changed, try again later
-            self._requeue(key, turns, f"storage unavailable: {error.strerror or error}")
+        except OSError as error:  # the storage is unreachable: nothing changed, try again when it is back
+            self._wait_for_storage(key, turns, f"storage unavailable: {error.strerror or error}")
             return None
         return _Batch.of(key, generation, claim, memory)
+
+    def _retry_after_outage(self, key: ConversationKey, turns: list[Turn]) -> None:
+        self.debouncer.add(key, turns, first=True)  # older than anything that arrived meanwhile
+
+    def _wait_for_storage(self, key: ConversationKey, turns: list[Turn], reason: str) -> None:
+        """The storage is unreachable: the batch waits for its return, however long (during shutdown its turns
+        stay pending for the next start)."""
+        if not self.accepting:
+            self._give_up(key, turns, reason)
+            return
+        self._note_problem(reason)
+        self.outage.begin(reason)
+        self.outage.hold(key, turns)
+        log.debug("memory update for %s waits for the storage (%s)", key.label(), reason)
 
     async def _extracted(self, batch: _Batch, shown: MemoryFile) -> Extraction | None:
         """The model's extraction of the batch's fresh turns, shown `shown`; None when it failed (the batch is then
@@ -435,7 +458,7 @@ class Learning:
             self._discarded(batch, lost)
             return None
         except OSError as error:  # disk full, I/O error, database gone: the old memory is intact
-            self._requeue(key, batch.turns, f"could not save: {error.strerror or type(error).__name__}")
+            self._wait_for_storage(key, batch.turns, f"could not save: {error.strerror or type(error).__name__}")
             return None
 
     async def _apply_to(
@@ -553,7 +576,10 @@ class Learning:
         appending = {self._appending[turn_id] for turn_id in turn_ids if turn_id in self._appending}
         if appending:
             await asyncio.wait(appending)
-        await self.storage.turns.done(key.user_id, turn_ids)
+        try:
+            await self.storage.turns.done(key.user_id, turn_ids)
+        except OSError as error:  # harmless: the memory records them as applied, so a replay skips them
+            log.warning("pending turns of %s not marked done (%s)", key.label(), error.strerror or error)
 
     def longest_pending_seconds(self, attempt_timeout: float) -> float:
         """How long a turn can wait before it is distilled while the LLM endpoint answers at all: the max wait,

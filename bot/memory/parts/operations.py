@@ -81,6 +81,9 @@ class Operations:
         all finished."""
         learning = self._learning
         learning.accepting = False
+        await learning.outage.close()
+        for key, turns in learning.outage.drain():  # one last try; what fails stays pending for the next start
+            learning.debouncer.add(key, turns, first=True)
         await self.save_activity()
         await self._budgets.save()
         finished = await learning.debouncer.flush(timeout)
@@ -89,6 +92,9 @@ class Operations:
                 "shutdown: flush timed out after %gs; %d turns stay pending", timeout, self._storage.turns.pending
             )
             await learning.debouncer.close()
+        unstored = learning.outage.state().turns_unstored
+        if unstored:  # acknowledged while the storage was down, and it never came back before the end
+            log.error("shutdown: %d turns taken while the storage was unreachable were never stored", unstored)
         await self._storage.close()
         self._cpu.shutdown(wait=False)
         return finished
@@ -117,6 +123,7 @@ class Operations:
         """The engine's counters and gauges, as plain values, for the metrics endpoint."""
         stats, turns, memories = self._learning.stats, self._storage.turns, self._storage.memories
         calls = self._learning.extractor.calls
+        outage = self._learning.outage.state()
         return EngineSnapshot(
             batches_saved=stats.batches_saved,
             batches_failed=stats.batches_failed,
@@ -131,6 +138,11 @@ class Operations:
             extraction_requests=calls.requests,
             extraction_errors=dict(calls.errors),
             llm_tokens=self._budgets.totals(),
+            storage_down=outage.down,
+            storage_outages=outage.outages,
+            batches_waiting_for_storage=outage.batches_waiting,
+            turns_unstored=outage.turns_unstored,
+            turns_refused_unstored=outage.turns_refused,
         )
 
     async def save_activity(self) -> None:

@@ -18,6 +18,7 @@ from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.interfaces import ReplyRecord, Stale
 from bot.memory.models import Fact, Location, Place
 from bot.memory.parts.learning import LearningTicket
+from bot.memory.parts.outage import StorageOutage
 from bot.memory.pipeline.render import MemoryPrompt, PlacedSummary, render_block
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
@@ -38,12 +39,23 @@ class Recall:
         policy: MemoryPolicy,
         clock: Callable[[], datetime],
         off_loop: OffLoop,
+        outage: StorageOutage | None = None,
     ) -> None:
         self.storage = storage
         self.selector = selector
         self.policy = policy
         self.clock = clock
         self._off_loop = off_loop
+        self.outage = outage  # shared with learning: a storage failure on the reply path is logged once per outage
+
+    def _storage_failed(self, what: str, error: OSError) -> None:
+        reason = f"{what}: {error.strerror or type(error).__name__}"
+        if self.outage is None:
+            log.warning("%s", reason)
+        elif self.outage.down:
+            log.debug("%s", reason)
+        else:
+            self.outage.begin(reason)
 
     @property
     def scope(self) -> Scope:
@@ -59,7 +71,7 @@ class Recall:
         try:
             memory, revision = await self.storage.memories.load_with_revision(user_id)
         except OSError as error:  # the storage is down: answer without memory rather than not at all
-            log.warning("memory of user %s unavailable for a reply (%s)", user_id, error.strerror or error)
+            self._storage_failed(f"memory of user {user_id} unavailable for a reply", error)
             return MemoryPrompt()
         if memory.is_empty():
             return MemoryPrompt()
@@ -117,7 +129,7 @@ class Recall:
         except Stale:
             log.info("reply record for user %s not kept: they forgot while the reply was written", user_id)
         except OSError as error:
-            log.warning("could not save the reply record (%s)", error.strerror or type(error).__name__)
+            self._storage_failed("could not save the reply record", error)
 
     async def reply_record(self, message_id: int) -> ReplyRecord | None:
         return await self.storage.replies.get(message_id)

@@ -38,6 +38,7 @@ from bot.memory.rules.write_gate import SystemAuthor
 log = logging.getLogger(__name__)
 
 SWEEP_CHUNK = 2  # deletions in flight: few, so the loop never waits long for the GIL or the thread pool
+CHECKS_PER_YIELD = 5_000  # users checked between two yields to the event loop
 
 
 def last_activity(activity: ActivityStore, file_times: dict[int, float], user_id: int) -> datetime | None:
@@ -77,7 +78,9 @@ async def _sweep(sweeper: Sweeper, now: datetime, days: int) -> int:
     file_times = await storage.memories.last_written()
     candidates: set[int] = set(file_times) | set(activity.users()) | storage.privacy.users()
     silent: list[int] = []
-    for user_id in candidates:
+    for checked, user_id in enumerate(candidates, 1):
+        if checked % CHECKS_PER_YIELD == 0:
+            await asyncio.sleep(0)  # a million users take seconds to check: replies run between the slices
         last = last_activity(activity, file_times, user_id)
         if last is None:
             activity.note(user_id, now)  # known only by a setting: its clock starts now

@@ -28,6 +28,8 @@ import asyncpg
 from bot.storage.errors import StorageUnavailable
 
 log = logging.getLogger(__name__)
+
+PAGE_ROWS = 5_000  # rows per page of a whole-table read (`fetch_pages`)
 _T = TypeVar("_T")
 
 RETRY_ATTEMPTS = 4
@@ -276,6 +278,21 @@ class Database:
 
     async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
         return await self.run(lambda conn: conn.fetch(query, *args), transaction=False)
+
+    async def fetch_pages(self, query: str, *, page: int | None = None) -> AsyncIterator[list[asyncpg.Record]]:
+        """Every row of a whole-table `query`, one page per statement, yielding to the loop between pages, so a
+        million rows never hold the loop (or one connection) for the whole read. `query` takes `$1`, the first
+        column of the last row seen (NULL at first), and `$2`, the page size, and orders by that column: keyset
+        paging, `WHERE $1::bigint IS NULL OR id > $1 ORDER BY id LIMIT $2`."""
+        last: Any = None
+        size = page or PAGE_ROWS
+        while True:
+            rows = await self.fetch(query, last, size)
+            yield rows
+            if len(rows) < size:
+                return
+            last = rows[-1][0]
+            await asyncio.sleep(0)
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         return await self.run(lambda conn: conn.fetchval(query, *args), transaction=False)

@@ -81,6 +81,7 @@ class Journal:
         done_compaction_delay: float = DONE_COMPACTION_DELAY,
         codec: FileCodec | None = None,
     ) -> None:
+        self._compaction_failing = False
         self.path = path
         self._codec = codec or FileCodec(path.parent, None)  # seals each turn with MEMORY_ENCRYPTION_KEY
         self.generations = generations or FileGenerations()  # alone: its own; in a bundle: the shared one
@@ -332,9 +333,12 @@ class Journal:
         and compaction is housekeeping, retried later."""
         try:
             await asyncio.to_thread(self._rewrite)
-        except OSError as error:
-            log.warning("journal: compaction failed (%s); will retry", error.strerror or error)
+        except OSError as error:  # said once per run of failures (a full disk fails every try)
+            level = logging.DEBUG if self._compaction_failing else logging.WARNING
+            self._compaction_failing = True
+            log.log(level, "journal: compaction failed (%s); will retry", error.strerror or error)
             return False
+        self._compaction_failing = False
         return True
 
     async def compact(self) -> bool:

@@ -89,6 +89,7 @@ class _Log:
 
 class FileLedger:
     def __init__(self, folder: Path, *, durable: bool = True) -> None:
+        self._compaction_failing = False
         self.folder = folder
         self._logs = [_Log(folder / f"{n}.jsonl", durable) for n in range(SHARDS)]
         self._entries: dict[str, LedgerEntry] = {}
@@ -210,8 +211,12 @@ class FileLedger:
         """Rewrite log `n` (its lock held); a failure is logged: every record in it is already durable."""
         try:
             await asyncio.to_thread(self._rewrite, n)
-        except OSError as error:
-            log.warning("message ledger: compaction failed (%s); will retry", error.strerror or error)
+        except OSError as error:  # said once per run of failures (a full disk fails every try)
+            level = logging.DEBUG if self._compaction_failing else logging.WARNING
+            self._compaction_failing = True
+            log.log(level, "message ledger: compaction failed (%s); will retry", error.strerror or error)
+            return
+        self._compaction_failing = False
 
     async def _write(self, n: int, record: dict[str, Any]) -> None:
         """Append `record` to log `n` durably, then apply it (a failed append changes nothing in RAM)."""

@@ -71,8 +71,12 @@ class PostgresActivityLog(DayBook):
         await self._read()
 
     async def _read(self) -> None:
-        rows = await self.database.fetch("SELECT user_id, last_day FROM user_activity")
-        days = {int(row["user_id"]): row["last_day"] for row in rows}
+        days: dict[int, date] = {}
+        async for rows in self.database.fetch_pages(
+            "SELECT user_id, last_day FROM user_activity WHERE $1::bigint IS NULL OR user_id > $1"
+            " ORDER BY user_id LIMIT $2"
+        ):  # paged: every process reads this hourly, and a million rows must not hold the loop
+            days.update((int(row["user_id"]), row["last_day"]) for row in rows)
         for uid, day in self._unsaved.items():  # noted while reading: not in the table yet
             days[uid] = max(day, days.get(uid, day))
         self._days = days

@@ -175,8 +175,13 @@ class PostgresMemoryStore(DocumentStore):
 
     async def last_written(self) -> dict[int, float]:
         """When each user's memory was last written (POSIX seconds), for the retention sweep."""
-        rows = await self.database.fetch("SELECT user_id, extract(epoch FROM updated_at)::float8 AS at FROM memories")
-        return {int(row["user_id"]): float(row["at"]) for row in rows}
+        written: dict[int, float] = {}
+        async for rows in self.database.fetch_pages(
+            "SELECT user_id, extract(epoch FROM updated_at)::float8 AS at FROM memories"
+            " WHERE $1::bigint IS NULL OR user_id > $1 ORDER BY user_id LIMIT $2"
+        ):  # paged: a million users never hold the loop for the whole read
+            written.update((int(row["user_id"]), float(row["at"])) for row in rows)
+        return written
 
     async def user_ids(self) -> list[int]:
         rows = await self.database.fetch("SELECT user_id FROM memories ORDER BY user_id")
