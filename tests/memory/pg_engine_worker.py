@@ -10,6 +10,7 @@ Reads JSON commands on stdin, answers on stdout (logs go to stderr):
     {"op": "forget", "user": U}                                           -> FORGOT U
     {"op": "delete", "ids": ["t1"]}            -> DELETED <turns dropped> <facts retracted> (Discord deleted them)
     {"op": "flush"}                                                       -> FLUSHED <batches saved so far>
+    {"op": "beat"}                  -> BEAT <times this process found itself presumed dead> (after one beat now)
     {"op": "exit"}                                                        -> DONE (after a clean shutdown)
 It prints READY <resumed turns> once open, CLAIMED <user> <turn ids> whenever it claims a batch (before
 extracting), and TAKEN <turn ids> whenever it takes over turns another process left (at start or later).
@@ -128,6 +129,9 @@ async def run_engine(
         elif op == "flush":
             await service.ops.flush(30)
             print(f"FLUSHED {parts(service).learning.stats.batches_saved}", flush=True)
+        elif op == "beat":
+            await queue.processes.beat()
+            print(f"BEAT {queue.processes.presumed_dead}", flush=True)
         elif op == "exit":
             break
     await service.ops.shutdown(10)

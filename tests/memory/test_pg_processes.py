@@ -248,6 +248,8 @@ async def test_a_stalled_process_presumed_dead_settles_nothing_when_it_comes_bac
         slow.carry_on()
     slow.send(op="flush")
     assert slow.expect("FLUSHED") == "FLUSHED 0"  # its save found its claim gone: nothing applied twice
+    slow.send(op="beat")  # its own beat (now, or its loop's since it ran again) found it was given up for dead
+    assert int(slow.expect("BEAT").split()[1]) >= 1
     slow.finish()
     other.finish()
 

@@ -74,7 +74,8 @@ class DiscordRest:
         return None
 
     async def _handle(self, request: web.Request) -> web.Response:
-        response = self._limited(request) or await self._answer(request)
+        limited = self._limited(request)  # not `or`: a StreamResponse is falsy on some aiohttp versions (no items)
+        response = limited if limited is not None else await self._answer(request)
         self.seen.append(Seen(request.method, request.path, response.status, time.monotonic()))
         return response
 
