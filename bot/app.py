@@ -18,6 +18,7 @@ from bot.chat.thinking import RecordModelTraits, ThinkingGuard
 from bot.config import Settings
 from bot.memory.drivers.bundle import StorageBundle, build_file_storage, build_postgres_storage
 from bot.memory.errors import RecordsUnreadable, SchemaError, StorageUnavailable
+from bot.memory.pipeline.embeddings import Embedder, EmbeddingMismatch, EmbeddingSettings
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.service import MemoryPolicy, MemoryService
@@ -30,7 +31,8 @@ from bot.storage.sealing import MasterKey
 
 class DataDirError(Exception):
     """The storage cannot be used (DATA_DIR: missing permissions, a file in the way; the database: unreachable,
-    a schema newer than this version); the message is one line for the admin, without secrets."""
+    a schema newer than this version), or the embedding model answers vectors of another length than
+    EMBEDDING_DIMENSIONS; the message is one line for the admin, without secrets."""
 
 
 @dataclass(slots=True)
@@ -40,10 +42,13 @@ class Resources:
     chat: ChatModel
     memory: MemoryService
     metrics: BotMetrics
+    embedding_client: AsyncOpenAI | None = None
 
     async def aclose(self) -> None:
-        """Close the LLM client (the memory's storage closes with `memory.shutdown`)."""
+        """Close the LLM clients (the memory's storage closes with `memory.shutdown`)."""
         await self.client.close()
+        if self.embedding_client is not None:
+            await self.embedding_client.close()
 
 
 def policy_from(settings: Settings) -> MemoryPolicy:
@@ -118,9 +123,32 @@ def storage_from(settings: Settings, extractor: MemoryExtractor) -> StorageBundl
     )
 
 
+def embedder_from(settings: Settings) -> tuple[AsyncOpenAI, Embedder] | None:
+    """The embedding model EMBEDDING_MODEL names, with a client of its own (its endpoint and key may differ from
+    the chat model's), or None when it is not set."""
+    if settings.embedding_model is None:
+        return None
+    client = AsyncOpenAI(
+        api_key=settings.embedding_key_value(),
+        base_url=settings.effective_embedding_base_url,
+        timeout=settings.embedding_timeout_seconds,
+        max_retries=0,
+    )
+    chosen = EmbeddingSettings(
+        model=settings.embedding_model,
+        dimensions=settings.embedding_dimensions,
+        timeout_seconds=settings.embedding_timeout_seconds,
+        query_prefix=settings.embedding_query_prefix,
+        passage_prefix=settings.embedding_passage_prefix,
+        send_input_type=settings.embedding_input_type,
+    )
+    return client, Embedder(client, chosen)
+
+
 def build_resources(settings: Settings) -> Resources:
     """Create everything shared; nothing touches the network or the disk until `start_memory`."""
     client = build_client(settings)
+    embedding = embedder_from(settings)
     extractor = MemoryExtractor(
         client,
         model=settings.effective_memory_model,
@@ -134,6 +162,7 @@ def build_resources(settings: Settings) -> Resources:
             top_k=settings.memory_top_k, cache_size=settings.memory_cache_users, stale_days=settings.memory_stale_days
         ),
         policy=policy_from(settings),
+        embedder=embedding[1] if embedding else None,
     )
     chat = ChatModel(
         client, model=settings.chat_model, max_tokens=settings.chat_max_tokens, temperature=settings.chat_temperature,
@@ -143,7 +172,8 @@ def build_resources(settings: Settings) -> Resources:
         ),
     )
     return Resources(
-        settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory, chat_usage=chat.usage)
+        settings=settings, client=client, chat=chat, memory=memory, metrics=BotMetrics(memory, chat_usage=chat.usage),
+        embedding_client=embedding[0] if embedding else None,
     )
 
 
@@ -155,7 +185,7 @@ async def start_memory(resources: Resources) -> int:
         # With PostgreSQL, DATA_DIR still holds the heartbeat and the command-sync state, just no memory.
         ensure_writable_folder(resources.settings.data_dir)
         return await resources.memory.ops.open()
-    except (RecordsUnreadable, SchemaError, StorageUnavailable, EncryptionRefused) as error:
+    except (RecordsUnreadable, SchemaError, StorageUnavailable, EncryptionRefused, EmbeddingMismatch) as error:
         raise DataDirError(str(error)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__

@@ -115,6 +115,16 @@ class Settings(BaseSettings):
     # Days without being restated or confirmed after which a learned fact ranks a little lower (0: never).
     memory_stale_days: int = Field(default=180, ge=0)
 
+    # --- Recall by meaning (optional: an embedding model; unset, facts are selected by their words alone) ---
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None  # default: OPENAI_BASE_URL
+    embedding_api_key: SecretStr | None = None  # default: OPENAI_API_KEY
+    embedding_dimensions: int | None = Field(default=None, ge=1, le=16384)
+    embedding_timeout_seconds: float = Field(default=1.0, gt=0, le=60)
+    embedding_query_prefix: str = ""
+    embedding_passage_prefix: str = ""
+    embedding_input_type: bool = False
+
     # --- Database (several processes; files in DATA_DIR when unset) ---
     database_url: SecretStr | None = None
     database_pool_size: int = Field(default=10, ge=1, le=100)
@@ -196,6 +206,7 @@ class Settings(BaseSettings):
     @field_validator(
         "openai_api_key", "openai_base_url", "memory_model", "command_sync_guild_id", "metrics_port",
         "chat_temperature", "database_url", "memory_lease_seconds", "shard_count", "memory_encryption_key",
+        "embedding_model", "embedding_base_url", "embedding_api_key", "embedding_dimensions",
         mode="before",
     )
     @classmethod
@@ -203,7 +214,7 @@ class Settings(BaseSettings):
         """A blank value (also `KEY="  "` or an override) means "use the default", not "the empty string"."""
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("openai_base_url")
+    @field_validator("openai_base_url", "embedding_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
@@ -244,6 +255,17 @@ class Settings(BaseSettings):
     @property
     def memory_dir(self) -> Path:
         return self.data_dir / "memory"
+
+    @property
+    def effective_embedding_base_url(self) -> str | None:
+        """Where embeddings are asked for: EMBEDDING_BASE_URL, or OPENAI_BASE_URL when unset (None: OpenAI)."""
+        return self.embedding_base_url or self.openai_base_url
+
+    def embedding_key_value(self) -> str:
+        """EMBEDDING_API_KEY, or the chat endpoint's key when unset."""
+        if self.embedding_api_key is not None and self.embedding_api_key.get_secret_value():
+            return self.embedding_api_key.get_secret_value()
+        return self.api_key_value()
 
     def api_key_value(self) -> str:
         """The key handed to the SDK; local servers accept any string, so a placeholder stands in when unset."""

@@ -41,7 +41,10 @@ PUBLIC = frozenset(
 # What the few modules that assemble or administer the engine may import besides.
 BUILDERS = {
     ROOT / "bot" / "app.py": frozenset(
-        {"bot.memory.pipeline.extractor", "bot.memory.pipeline.selector", "bot.memory.drivers.bundle"}
+        {
+            "bot.memory.pipeline.extractor", "bot.memory.pipeline.selector", "bot.memory.pipeline.embeddings",
+            "bot.memory.drivers.bundle",
+        }
     ),
     ROOT / "bot" / "ops" / "database_commands.py": frozenset(
         {"bot.memory.drivers.import_files", "bot.memory.drivers.pg.schema", "bot.memory.drivers.encryption"}

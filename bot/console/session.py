@@ -179,9 +179,9 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             text = text[1:]
         ticket = memory.learning.ticket(user_id)
         current = HistoryEntry(user_id, name, text)
-        prompt = await memory.recall.prompt(
-            user_id, recent_texts(history, current), user_label=name, where=CONSOLE_HERE
-        )
+        recent = recent_texts(history, current)
+        query = memory.recall.query(user_id, recent, where=CONSOLE_HERE)
+        prompt = await memory.recall.prompt(user_id, recent, user_label=name, where=CONSOLE_HERE, query=query)
         system = system_message(settings.system_prompt, now=datetime.now(UTC), speaker_name=name,
                                 memory_profile=prompt.profile)
         past = trimmer.trim(0, history, max_messages=settings.history_messages, max_chars=settings.history_chars)

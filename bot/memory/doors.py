@@ -26,6 +26,7 @@ from bot.memory.parts.deletes import DeleteReport, EditOutcome
 from bot.memory.parts.learning import LearningTicket, WithdrawnReply
 from bot.memory.parts.operations import FlushReport
 from bot.memory.parts.user_memory import MAX_USER_FACT_CHARS, RecalledItem
+from bot.memory.pipeline.embeddings import NO_QUERY, QueryVector
 from bot.memory.pipeline.importing import MAX_IMPORT_BYTES
 from bot.memory.pipeline.render import MemoryPrompt
 from bot.memory.records.community_settings import MAX_PROMPT_CHARS, Chosen, CommunityChoice
@@ -48,7 +49,7 @@ from bot.memory.requests import (
     PrivacyMode,
     Resume,
 )
-from bot.memory.stats import EngineSnapshot
+from bot.memory.stats import EmbeddingSnapshot, EngineSnapshot
 
 __all__ = [
     "MAX_FORGET_MINUTES",
@@ -56,6 +57,7 @@ __all__ = [
     "MAX_MODE_MINUTES",
     "MAX_PROMPT_CHARS",
     "MAX_USER_FACT_CHARS",
+    "NO_QUERY",
     "PAUSE",
     "BudgetsDoor",
     "Chosen",
@@ -63,6 +65,7 @@ __all__ = [
     "CommunityDoor",
     "DeleteReport",
     "EditOutcome",
+    "EmbeddingSnapshot",
     "EngineSnapshot",
     "EventsDoor",
     "Exceeded",
@@ -86,6 +89,7 @@ __all__ = [
     "OperationsDoor",
     "PrivacyMode",
     "PrivacyRecord",
+    "QueryVector",
     "RecallDoor",
     "RecalledItem",
     "ReplyRecord",
@@ -125,11 +129,22 @@ class LearningDoor(Protocol):
 class RecallDoor(Protocol):
     """The memory a reply may carry, and what each reply used (`bot.memory.parts.recall`)."""
 
+    def query(self, user_id: int, recent_texts: Sequence[str], *, where: Location) -> QueryVector:
+        """Start computing the query vector of a reply to `user_id` said `where`, as soon as the message arrives
+        (`NO_QUERY` when embeddings are off or the reply may use no memory); hand it to `prompt`."""
+        ...
+
     async def prompt(
-        self, user_id: int, recent_texts: Sequence[str], *, user_label: str, where: Location
+        self,
+        user_id: int,
+        recent_texts: Sequence[str],
+        *,
+        user_label: str,
+        where: Location,
+        query: QueryVector = NO_QUERY,
     ) -> MemoryPrompt:
         """The rendered memory of `user_id` that a reply said `where` may use (none in fresh mode or where recall
-        is switched off)."""
+        is switched off), ranked by meaning too when `query`'s vector came back in time."""
         ...
 
     async def record_reply(

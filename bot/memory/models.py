@@ -145,6 +145,10 @@ class Fact(_Open):
     validTo: str = ""
     supersededBy: str = ""
     validUntil: str = ""  # the last UTC day its own words say it holds (`bot.memory.rules.lifetimes`)
+    # Its meaning as numbers, when an embedding model is configured (`bot.memory.rules.vectors`): the vector of
+    # `content`, L2-scaled to int8 and base64-encoded, and the model that computed it.
+    vector: str = ""
+    vectorModel: str = ""
 
     @field_validator("origin", mode="before")
     @classmethod
@@ -152,7 +156,9 @@ class Fact(_Open):
         """Anything but a known marker reads as "learned by the model": a stray value never costs the whole file."""
         return value if isinstance(value, str) and value in USER_ORIGINS else ""
 
-    @field_validator("observedAt", "eventDate", "validTo", "supersededBy", "validUntil", mode="before")
+    @field_validator(
+        "observedAt", "eventDate", "validTo", "supersededBy", "validUntil", "vector", "vectorModel", mode="before"
+    )
     @classmethod
     def _text_or_empty(cls, value: Any) -> str:
         """A stray value (a number, null) reads as unset rather than costing the whole file."""
@@ -191,7 +197,10 @@ class Fact(_Open):
         self.supersededBy = ""
 
 
-_OPTIONAL_FACT_FIELDS = ("origin", "observedAt", "eventDate", "validTo", "supersededBy", "validUntil")
+_OPTIONAL_FACT_FIELDS = (
+    "origin", "observedAt", "eventDate", "validTo", "supersededBy", "validUntil", "vector", "vectorModel"
+)
+VECTOR_FIELDS = ("vector", "vectorModel")  # derived from `content`: never exported, never shown
 
 
 class PlaceMemory(_Open):

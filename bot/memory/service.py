@@ -42,7 +42,9 @@ from bot.memory.parts.learning import Learning
 from bot.memory.parts.operations import Operations
 from bot.memory.parts.recall import Recall
 from bot.memory.parts.user_memory import Shared, UserMemory
+from bot.memory.parts.vector_keeper import VectorKeeper
 from bot.memory.parts.writer import MemoryWriter
+from bot.memory.pipeline.embeddings import Embedder
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.pipeline.selector import FactSelector
 from bot.memory.policy import MemoryPolicy
@@ -64,6 +66,7 @@ class EngineParts:
     budgets: Budgets
     operations: Operations
     shared: Shared
+    keeper: VectorKeeper | None
 
 
 class MemoryService:
@@ -75,7 +78,10 @@ class MemoryService:
         selector: FactSelector,
         policy: MemoryPolicy,
         clock: Callable[[], datetime] = utc_now,
+        embedder: Embedder | None = None,
     ) -> None:
+        """`embedder` (EMBEDDING_MODEL) adds recall by meaning: fact vectors kept by a `VectorKeeper`, a query
+        vector per reply."""
         self._clock = clock
         # One thread for the engine's CPU work: each extra thread running Python competes with the event loop for
         # the interpreter lock, so a burst of extractions would slow every reply even with the work off the loop.
@@ -93,8 +99,13 @@ class MemoryService:
         learning = Learning(
             storage=storage, writer=writer, extractor=extractor, policy=policy, clock=now, off_loop=off_loop
         )
+        keeper = None
+        if embedder is not None:
+            keeper = VectorKeeper(storage=storage, writer=writer, embedder=embedder, forgets=learning.forgets)
+            writer.on_saved = keeper.check
         recall = Recall(
-            storage=storage, selector=selector, policy=policy, clock=now, off_loop=off_loop, outage=learning.outage
+            storage=storage, selector=selector, policy=policy, clock=now, off_loop=off_loop, outage=learning.outage,
+            embedder=embedder, keeper=keeper,
         )
         shared = Shared(storage=storage, writer=writer, learning=learning, recall=recall, clock=now)
         budgets = Budgets(
@@ -103,11 +114,12 @@ class MemoryService:
         operations = Operations(
             storage=storage, writer=writer, learning=learning, budgets=budgets, policy=policy, cpu=cpu, clock=now,
             wipe=lambda user_id: UserMemory(shared, user_id).wipe(quiet=True, settings=True),
+            embedder=embedder, keeper=keeper,
         )
         self._parts = EngineParts(
             storage=storage, writer=writer, learning=learning, recall=recall,
             deletes=Deletes(storage=storage, writer=writer, learning=learning, scope=policy.scope, clock=now),
-            budgets=budgets, operations=operations, shared=shared,
+            budgets=budgets, operations=operations, shared=shared, keeper=keeper,
         )
 
     def _now(self) -> datetime:

@@ -39,3 +39,22 @@ class EngineSnapshot:
     batches_waiting_for_storage: int = 0
     turns_unstored: int = 0  # acknowledged while the queue could not take them, kept in RAM
     turns_refused_unstored: int = 0  # past the bound of those, not learned
+    embedding: EmbeddingSnapshot | None = None  # None: EMBEDDING_MODEL is not set
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSnapshot:
+    """The embedding endpoint as this process sees it: up or down, calls and their times by kind ("query" on the
+    reply path, "facts" off it), failures by kind and reason, and the facts' vectors kept."""
+
+    model: str
+    up: bool
+    outages: int
+    calls: dict[str, int]
+    seconds: dict[str, float]
+    buckets: dict[str, tuple[int, ...]]  # per kind, calls per bucket of `bounds` (not cumulative)
+    bounds: tuple[float, ...]
+    failures: dict[tuple[str, str], int]
+    skipped_queries: int  # replies that did not ask while the endpoint was down
+    vectors_attached: int
+    users_waiting: int  # for the vector keeper

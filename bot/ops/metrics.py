@@ -25,9 +25,20 @@ Off unless METRICS_PORT is set; it binds 127.0.0.1 unless METRICS_HOST says othe
 - memorybot_storage_outages_total: storage outages since start
 - memorybot_turns_unstored: turns acknowledged during an outage, kept in RAM until the queue takes them
 
+With EMBEDDING_MODEL set, also:
+- memorybot_embedding_up: 0 while the embedding endpoint fails (replies select facts by their words), 1 otherwise
+- memorybot_embedding_requests_total{kind}: calls for a reply's query (`query`) and for facts (`facts`)
+- memorybot_embedding_failures_total{kind,reason}: their failures (timeout, HTTP status, connection, ...)
+- memorybot_embedding_seconds{kind}: how long the calls that answered took (histogram)
+- memorybot_embedding_queries_skipped_total: replies that did not ask because the endpoint was down
+- memorybot_fact_vectors_attached_total / memorybot_fact_vectors_users_waiting: vectors computed for facts, and users
+  whose facts wait for theirs
+
 `GET /health` on the same port answers JSON: `{"status": "ok"}`, or `{"status": "degraded", ...}` while the storage
-is unreachable (replies go on without memory; what was said is learned when it is back). It is 200 either way: a
-restart would not bring the storage back, and would lose the turns kept in RAM.
+is unreachable (replies go on without memory; what was said is learned when it is back) or the embedding endpoint
+fails (replies go on selecting facts by their words); with EMBEDDING_MODEL set it names the endpoint's state
+(`"embeddings": "ok"` or `"unreachable"`). It is 200 either way: a restart would not bring either back, and would
+lose the turns kept in RAM.
 
 The endpoint is served by aiohttp on the bot's own event loop (collection runs there too, so nothing reads the
 engine from another thread).
@@ -45,12 +56,12 @@ from typing import TypeVar
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from bot.chat.model import TokenUsage
-from bot.memory.doors import EngineSnapshot
+from bot.memory.doors import EmbeddingSnapshot, EngineSnapshot
 from bot.memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -202,6 +213,8 @@ class _Collector(Collector):
             value=int(m.gateway_connected),
         )
         yield from _storage_metrics(snapshot)
+        if snapshot.embedding is not None:
+            yield from _embedding_metrics(snapshot.embedding)
 
 
 def _storage_metrics(snapshot: EngineSnapshot) -> Iterator[Metric]:
@@ -218,17 +231,59 @@ def _storage_metrics(snapshot: EngineSnapshot) -> Iterator[Metric]:
     )
 
 
+def _embedding_metrics(embedding: EmbeddingSnapshot) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "memorybot_embedding_up", "0 while the embedding endpoint fails (replies select facts by their words).",
+        value=int(embedding.up),
+    )
+    requests = CounterMetricFamily("memorybot_embedding_requests", "Embedding calls, by kind.", labels=["kind"])
+    seconds = HistogramMetricFamily(
+        "memorybot_embedding_seconds", "How long the embedding calls that answered took, by kind.", labels=["kind"]
+    )
+    for kind, count in embedding.calls.items():
+        requests.add_metric([kind], count)
+        cumulative, buckets = 0, []
+        for bound, calls in zip(embedding.bounds, embedding.buckets[kind], strict=True):
+            cumulative += calls
+            buckets.append(("+Inf" if bound == float("inf") else f"{bound:g}", cumulative))
+        seconds.add_metric([kind], buckets, embedding.seconds[kind])
+    yield requests
+    yield seconds
+    failures = CounterMetricFamily(
+        "memorybot_embedding_failures", "Embedding calls that failed, by kind and reason.", labels=["kind", "reason"]
+    )
+    for (kind, reason), count in sorted(embedding.failures.items()):
+        failures.add_metric([kind, reason], count)
+    yield failures
+    yield CounterMetricFamily(
+        "memorybot_embedding_queries_skipped", "Replies that did not ask for a query vector: the endpoint was down.",
+        value=embedding.skipped_queries,
+    )
+    yield CounterMetricFamily(
+        "memorybot_fact_vectors_attached", "Vectors computed and stored for facts.", value=embedding.vectors_attached
+    )
+    yield GaugeMetricFamily(
+        "memorybot_fact_vectors_users_waiting", "Users whose facts wait for their vectors.",
+        value=embedding.users_waiting,
+    )
+
+
 def health(snapshot: EngineSnapshot) -> dict[str, object]:
     """What `GET /health` answers: ids and counts only."""
-    if not snapshot.storage_down:
-        return {"status": "ok"}
-    return {
-        "status": "degraded",
-        "storage": "unreachable",
-        "batchesWaiting": snapshot.batches_waiting_for_storage,
-        "turnsUnstored": snapshot.turns_unstored,
-        "turnsRefused": snapshot.turns_refused_unstored,
-    }
+    answer: dict[str, object] = {"status": "ok"}
+    if snapshot.storage_down:
+        answer = {
+            "status": "degraded",
+            "storage": "unreachable",
+            "batchesWaiting": snapshot.batches_waiting_for_storage,
+            "turnsUnstored": snapshot.turns_unstored,
+            "turnsRefused": snapshot.turns_refused_unstored,
+        }
+    if snapshot.embedding is not None:
+        answer["embeddings"] = "ok" if snapshot.embedding.up else "unreachable"
+        if not snapshot.embedding.up:
+            answer["status"] = "degraded"
+    return answer
 
 
 def _by_kind(counts: Iterable[tuple[str, int]]) -> dict[str, int]:

@@ -83,6 +83,13 @@ async def wait_idle(service: MemoryService) -> None:
         await learning.outage.wait_up()  # its batches go back to the debouncer first
 
 
+async def wait_vectors(service: MemoryService) -> None:
+    """Until the vector keeper has no user waiting for their facts' vectors (embeddings on)."""
+    keeper = parts(service).keeper
+    assert keeper is not None, "EMBEDDING_MODEL is not set"
+    await keeper.idle()
+
+
 async def wait_debouncer(service: MemoryService) -> None:
     """Until the debouncer has nothing pending or running, whatever waits for the storage (outage tests)."""
     await parts(service).learning.debouncer.wait_idle()

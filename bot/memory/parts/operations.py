@@ -18,9 +18,11 @@ from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.parts.budgets import Budgets
 from bot.memory.parts.learning import Learning
 from bot.memory.parts.retention import Sweeper, sweep_history, sweep_silent_users
+from bot.memory.parts.vector_keeper import VectorKeeper
 from bot.memory.parts.writer import MemoryWriter
+from bot.memory.pipeline.embeddings import Embedder, EmbeddingFailed, EmbeddingMismatch
 from bot.memory.policy import MemoryPolicy
-from bot.memory.stats import EngineSnapshot
+from bot.memory.stats import EmbeddingSnapshot, EngineSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,8 @@ class Operations:
         wipe: Callable[[int], Awaitable[object]],
         cpu: ThreadPoolExecutor,
         clock: Callable[[], datetime],
+        embedder: Embedder | None = None,
+        keeper: VectorKeeper | None = None,
     ) -> None:
         self._storage = storage
         self._writer = writer
@@ -63,6 +67,8 @@ class Operations:
         self._wipe = wipe  # forget everything of a user, privacy choices included, quietly (retention)
         self._cpu = cpu
         self._clock = clock
+        self._embedder = embedder
+        self._keeper = keeper
 
     @property
     def where(self) -> str:
@@ -70,10 +76,26 @@ class Operations:
         return self._storage.where
 
     async def open(self) -> int:
-        """Open every part of the storage and put turns a crash left pending back into the debouncer; returns
-        how many."""
+        """Check the embedding model (when on), open every part of the storage and put turns a crash left pending
+        back into the debouncer; returns how many."""
+        await self._check_embeddings()
         await self._storage.open()
         return await self._learning.resume()
+
+    async def _check_embeddings(self) -> None:
+        """With EMBEDDING_MODEL, one call at start: the model's vector length in the log, or one WARNING when the
+        endpoint does not answer (replies select by words until it does). `EmbeddingMismatch` (one line) when it
+        answers vectors of another length than EMBEDDING_DIMENSIONS: a setting to fix before anything is embedded."""
+        if self._embedder is None:
+            return
+        try:
+            dimensions = await self._embedder.probe()
+        except EmbeddingMismatch:
+            raise
+        except EmbeddingFailed:
+            return  # logged once by the endpoint's health
+        log.info("embeddings: %s answers vectors of %d numbers; recall ranks facts by meaning too",
+                 self._embedder.model, dimensions)
 
     async def shutdown(self, timeout: float) -> bool:
         """Stop taking turns and flush everything pending through extraction and the store, within `timeout`,
@@ -92,6 +114,8 @@ class Operations:
                 "shutdown: flush timed out after %gs; %d turns stay pending", timeout, self._storage.turns.pending
             )
             await learning.debouncer.close()
+        if self._keeper is not None:
+            await self._keeper.close()  # vectors not yet attached are computed again when next needed
         unstored = learning.outage.state().turns_unstored
         if unstored:  # acknowledged while the storage was down, and it never came back before the end
             log.error("shutdown: %d turns taken while the storage was unreachable were never stored", unstored)
@@ -143,7 +167,16 @@ class Operations:
             batches_waiting_for_storage=outage.batches_waiting,
             turns_unstored=outage.turns_unstored,
             turns_refused_unstored=outage.turns_refused,
+            embedding=self._embedding_snapshot(),
         )
+
+    def _embedding_snapshot(self) -> EmbeddingSnapshot | None:
+        if self._embedder is None:
+            return None
+        keeper = self._keeper
+        if keeper is None:
+            return self._embedder.snapshot()
+        return self._embedder.snapshot(vectors_attached=keeper.stats.vectors_attached, users_waiting=keeper.waiting)
 
     async def save_activity(self) -> None:
         """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""

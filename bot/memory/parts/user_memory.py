@@ -60,7 +60,7 @@ from bot.memory.requests import (
     PrivacyMode,
     Resume,
 )
-from bot.memory.rules import lifetimes
+from bot.memory.rules import lifetimes, vectors
 from bot.memory.rules.forgotten import restates, scrub, taken_back
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.places import is_age_restricted
@@ -159,9 +159,12 @@ class UserMemory:
 
     async def export(self) -> bytes:
         """The user's whole memory as pretty JSON, for `/memory export` and the console. It names whose memory it
-        is (`exportedFor`), so `/memory import` can refuse someone else's, and leaves out a pending import."""
+        is (`exportedFor`), so `/memory import` can refuse someone else's, and leaves out a pending import and the
+        facts' vectors."""
         data = json.loads(await self._storage.memories.export_bytes(self.user_id))
         data.pop(PENDING_FIELD, None)
+        for fact in data.get("facts", []):
+            vectors.strip(fact)  # numbers derived from the words, of one model: the words are what is theirs
         data["exportedFor"] = str(self.user_id)
         return json_bytes(data, indent=2)
 

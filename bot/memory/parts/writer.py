@@ -11,6 +11,7 @@ Extraction, the user's commands, retention and retraction all write through here
 After the save it tells the message ledger which messages the facts now name as sources (or no longer do) and the
 upkeep schedule when the memory's oldest kept summary value expires. Those are bookkeeping beside the memory: a
 failure there is logged, never undoes the change (the ledger errs on keeping an entry, the schedule on a visit).
+Then `on_saved`, when set, is told of the memory as saved (the vector keeper: facts that now lack a vector).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class MemoryWriter:
         self.upkeep = upkeep
         self.clock = clock
         self.installation = installation
+        self.on_saved: Callable[[int, MemoryFile], None] | None = None
 
     @asynccontextmanager
     async def change(
@@ -100,6 +102,8 @@ class MemoryWriter:
                 report.withheld += held.withheld
                 report.forgotten += held.forgotten
         await self._bookkeeping(user_id, before, draft, noted)
+        if self.on_saved is not None:
+            self.on_saved(user_id, draft)
 
     async def _bookkeeping(self, user_id: int, before: MemoryFile, after: MemoryFile, noted: Sequence[str]) -> None:
         try:

@@ -1,7 +1,10 @@
-"""TF-IDF fact selection: which of a user's facts go in front of this reply.
+"""TF-IDF fact selection, fused with meaning when an embedding model is on: which facts go in front of this reply.
 
 `score = 0.6 * similarity(fact, last 3 turns) + 0.4 * confidence`, top `MEMORY_TOP_K`, where the similarity is
-TF-IDF with BM25 weights, scaled so the best-matching fact scores 1 (see `FactIndex` for why).
+TF-IDF with BM25 weights, scaled so the best-matching fact scores 1 (see `FactIndex` for why). With a query vector
+and fact vectors (EMBEDDING_MODEL), the similarity of a fact that has a vector is half that and half its cosine with
+the query rescaled per query to 0-1 (`FactIndex.meanings`): raw cosines of a small model all sit near 0.8, so
+unscaled they would let confidence decide. Facts without a vector keep their lexical similarity alone.
 
 - Speed: the index is fitted once per memory revision and cached; a reply only looks its query terms up and sums
   a few sparse rows, instead of fitting a vectorizer per message.
@@ -28,11 +31,14 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from bot.memory.models import Fact
 from bot.memory.pipeline.staleness import factors_of, last_seen_days
+from bot.memory.rules.vectors import VectorLike, as_int8
 from bot.storage.lru import LruCache
 
 SIMILARITY_WEIGHT = 0.6
 CONFIDENCE_WEIGHT = 0.4
 QUERY_TURNS = 3
+LEXICAL_SHARE = 0.5  # of a fact's similarity when it has a vector; the rescaled cosine is the rest
+FOLD_MIN_WORDS = 8  # a newest message this long is the embedding query alone (`embedding_query`)
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?", re.UNICODE)
@@ -169,22 +175,30 @@ class FactIndex:
     matrix_t: sp.csr_matrix | None  # terms x facts: idf * saturated tf
     idf: NDArray[np.float64]
     confidence: NDArray[np.float64]
+    meaning: VectorMatrix | None = None
 
     @classmethod
-    def build(cls, facts: Sequence[Fact]) -> FactIndex:
+    def build(cls, facts: Sequence[Fact], fact_vectors: Sequence[VectorLike | None] | None = None) -> FactIndex:
+        """The index of `facts`; `fact_vectors` (aligned with them, None for a fact without one) adds meaning."""
         confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
+        meaning = VectorMatrix.of(fact_vectors) if fact_vectors is not None else None
         counter = CountVectorizer(analyzer=index_terms, dtype=np.float64)
         try:
             counts = counter.fit_transform([fact.content for fact in facts]).tocsc()
         except ValueError:  # no facts, or nothing but stop words: rank by confidence alone
-            return cls(tuple(facts), {}, None, np.zeros(0), confidence)
+            return cls(tuple(facts), {}, None, np.zeros(0), confidence, meaning)
         total = counts.shape[0]
         document_frequency = np.diff(counts.indptr)
         idf = np.log1p((total - document_frequency + 0.5) / (document_frequency + 0.5))
         idf[document_frequency > max(COMMON_SHARE * total, COMMON_MIN_FACTS)] = 0.0
         counts.data = counts.data * (BM25_K1 + 1) / (counts.data + BM25_K1)
         matrix_t = (counts @ sp.diags(idf)).T.tocsr()
-        return cls(tuple(facts), dict(counter.vocabulary_), matrix_t, idf, confidence)
+        return cls(tuple(facts), dict(counter.vocabulary_), matrix_t, idf, confidence, meaning)
+
+    @property
+    def vectors_held(self) -> int:
+        """How many of the facts have a vector."""
+        return 0 if self.meaning is None else int(self.meaning.present.sum())
 
     def similarities(self, query: str) -> NDArray[np.float64]:
         """For every fact, its match with the query relative to the best-matching fact's, in [0, 1].
@@ -204,10 +218,78 @@ class FactIndex:
         result: NDArray[np.float64] = matched / best
         return result
 
-    def top(self, query: str, top_k: int, *, factor: NDArray[np.float64] | None = None) -> list[Fact]:
+    def fused(self, query: str, query_vector: VectorLike | None) -> NDArray[np.float64]:
+        """The lexical similarities, fused with meaning for the facts that have a vector when `query_vector` is
+        given (see the module): still in [0, 1], so the confidence mix keeps its meaning."""
+        lexical = self.similarities(query)
+        if query_vector is None or self.meaning is None:
+            return lexical
+        meanings = self.meaning.rescaled(query_vector)
+        if meanings is None:
+            return lexical
+        result: NDArray[np.float64] = np.where(
+            self.meaning.present, LEXICAL_SHARE * lexical + (1 - LEXICAL_SHARE) * meanings, lexical
+        )
+        return result
+
+    def top(
+        self,
+        query: str,
+        top_k: int,
+        *,
+        factor: NDArray[np.float64] | None = None,
+        query_vector: VectorLike | None = None,
+    ) -> list[Fact]:
         """The `top_k` facts by `0.6 * similarity + 0.4 * confidence`, best first (ties: newer facts first); each
-        score times its `factor` when given (staleness, `bot.memory.pipeline.staleness`)."""
-        return rank(self.facts, self.similarities(query), self.confidence, top_k, factor=factor)
+        score times its `factor` when given (staleness, `bot.memory.pipeline.staleness`); the similarity fused
+        with meaning when `query_vector` is given and facts have vectors."""
+        return rank(self.facts, self.fused(query, query_vector), self.confidence, top_k, factor=factor)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatrix:
+    """The facts' vectors of one index as one int8 matrix (a row of zeros for a fact without one), compact as
+    stored (`bot.memory.rules.vectors`): a cached index at the fact cap holds tens of kilobytes, not hundreds."""
+
+    matrix: NDArray[np.int8]  # facts x dimensions
+    norms: NDArray[np.float32]
+    present: NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, vectors: Sequence[VectorLike | None]) -> VectorMatrix | None:
+        """The matrix of `vectors`, all of the first one's length (others count as missing); None without any."""
+        arrays = [None if vector is None else np.asarray(vector).ravel() for vector in vectors]
+        length = next((array.size for array in arrays if array is not None and array.size), 0)
+        if not length:
+            return None
+        matrix = np.zeros((len(arrays), length), dtype=np.int8)
+        present = np.zeros(len(arrays), dtype=np.bool_)
+        for row, array in enumerate(arrays):
+            if array is not None and array.size == length:
+                matrix[row] = as_int8(array)
+                present[row] = bool(matrix[row].any())
+        if not present.any():
+            return None
+        norms = np.linalg.norm(matrix.astype(np.float32), axis=1)
+        norms[norms == 0] = 1.0
+        return cls(matrix, norms, present)
+
+    def rescaled(self, query_vector: VectorLike) -> NDArray[np.float64] | None:
+        """Each fact's cosine with the query, rescaled to 0-1 between the lowest and the highest of the facts that
+        have a vector (0 for the others); None when the query does not fit (another length) or tells nothing
+        (all equal)."""
+        query = np.asarray(query_vector, dtype=np.float32).ravel()
+        if query.size != self.matrix.shape[1]:
+            return None
+        norm = float(np.linalg.norm(query))
+        if norm <= 0:
+            return None
+        cosines = (self.matrix.astype(np.float32) @ (query / norm)) / self.norms
+        low, high = float(cosines[self.present].min()), float(cosines[self.present].max())
+        if high - low <= 1e-9:
+            return None
+        result: NDArray[np.float64] = np.where(self.present, (cosines - low) / (high - low), 0.0).astype(np.float64)
+        return result
 
 
 def rank(
@@ -245,6 +327,17 @@ def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:
     return "\n".join(recent_texts[-turns:]) if turns > 0 else ""
 
 
+def embedding_query(recent_texts: Sequence[str], *, min_words: int = FOLD_MIN_WORDS) -> str:
+    """The text the bot embeds for a reply's query (the conditional fold): the newest message alone when it says
+    enough by itself (`min_words` words, or as many CJK characters times two), else the last few turns, so a short
+    "why?" or "and the other one?" still carries its topic."""
+    if not recent_texts:
+        return ""
+    newest = recent_texts[-1]
+    words = len(newest.split()) + len(_CJK_RUN.findall(newest)) // 2
+    return newest if words >= min_words else build_query(recent_texts)
+
+
 class FactSelector:
     """Caches one index per user and memory revision (fit once, look up per reply).
 
@@ -256,7 +349,7 @@ class FactSelector:
         *,
         top_k: int = 15,
         cache_size: int = 512,
-        build: Callable[[Sequence[Fact]], RankedIndex] = FactIndex.build,
+        build: Callable[..., RankedIndex] = FactIndex.build,
         stale_days: int = 0,
     ) -> None:
         self.top_k = top_k
@@ -270,20 +363,27 @@ class FactSelector:
         cached = self._cache.peek(user_key)
         return cached is not None and cached[0] == revision
 
-    def build(self, facts: Sequence[Fact]) -> RankedIndex:
-        """A new index of `facts`; touches no shared state, so it may run in a worker thread."""
-        return self._build(facts)
+    def build(self, facts: Sequence[Fact], fact_vectors: Sequence[VectorLike | None] | None = None) -> RankedIndex:
+        """A new index of `facts` (with their vectors, aligned, when given); touches no shared state, so it may run
+        in a worker thread."""
+        return self._build(facts) if fact_vectors is None else self._build(facts, fact_vectors)
 
     def put(self, user_key: str, revision: int, index: RankedIndex) -> None:
         """Cache `index` as the user's index of `revision` (the least recently used one goes past the cap)."""
         self._cache.put(user_key, (revision, index))
 
-    def index_for(self, user_key: str, revision: int, facts: Sequence[Fact]) -> RankedIndex:
+    def index_for(
+        self,
+        user_key: str,
+        revision: int,
+        facts: Sequence[Fact],
+        fact_vectors: Sequence[VectorLike | None] | None = None,
+    ) -> RankedIndex:
         cached = self._cache.peek(user_key)
         if cached is not None and cached[0] == revision:
             self._cache.get(user_key)  # the newest now
             return cached[1]
-        index = self._build(facts)
+        index = self.build(facts, fact_vectors)
         self.put(user_key, revision, index)
         return index
 
@@ -296,16 +396,23 @@ class FactSelector:
         top_k: int | None = None,
         *,
         now: datetime | None = None,
+        query_vector: VectorLike | None = None,
+        fact_vectors: Sequence[VectorLike | None] | None = None,
     ) -> list[Fact]:
-        """The best facts for the conversation; with `now` (and `stale_days`), stale facts rank a little lower."""
+        """The best facts for the conversation; with `now` (and `stale_days`), stale facts rank a little lower.
+        With `query_vector` (the vector of `embedding_query(recent_texts)`) and fact vectors (`fact_vectors`,
+        aligned with `facts`, or those of the cached index of this revision), meaning counts too; with both None
+        it is the lexical selection."""
         if not facts:
             return []
-        index = self.index_for(user_key, revision, facts)
+        index = self.index_for(user_key, revision, facts, fact_vectors)
         wanted = self.top_k if top_k is None else top_k
-        if now is not None and self.stale_days > 0 and isinstance(index, FactIndex):
+        if not isinstance(index, FactIndex):
+            return index.top(build_query(recent_texts), wanted)
+        factor = None
+        if now is not None and self.stale_days > 0:
             factor = factors_of(self._seen_days(user_key, index), now, self.stale_days)
-            return index.top(build_query(recent_texts), wanted, factor=factor)
-        return index.top(build_query(recent_texts), wanted)
+        return index.top(build_query(recent_texts), wanted, factor=factor, query_vector=query_vector)
 
     def _seen_days(self, user_key: str, index: FactIndex) -> NDArray[np.float64]:
         """The facts' last-seen days of this index, computed once per index (kept beside it, as many as it)."""

@@ -27,6 +27,9 @@ apply:
 - **The user** (`UserAuthor`, the `/memory` commands): a fact they write that holds a credential is refused with one
   line (`InvalidRequest`) naming the kind of secret, never the secret; their own sensitive words are theirs to keep.
 - **The system** (`SystemAuthor`: retention, retracting what deleted messages taught): no extra rule.
+- **The vector keeper** (`VectorAuthor`): it may attach vectors to facts whose words it embedded, and change
+  nothing else.
+- **Everyone else**: a vector stays only on the fact, with the words, it was computed from (`bot.memory.rules.vectors`).
 
 The gate changes `after` in place and reports what it held back (counts only).
 """
@@ -39,6 +42,7 @@ from datetime import datetime
 
 from bot.memory.errors import InvalidRequest
 from bot.memory.models import Fact, MemoryFile, Place, iso, new_fact_id
+from bot.memory.rules import vectors
 from bot.memory.rules.forgotten import Fingerprints, Said, guard_fact, guard_summary, lift
 from bot.memory.rules.places import Scope, may_use, reader, summary_place
 from bot.memory.rules.sources import set_sources, sources_of
@@ -75,7 +79,12 @@ class SystemAuthor:
     """The bot's own upkeep (retention, retraction)."""
 
 
-Author = ModelAuthor | UserAuthor | SystemAuthor
+@dataclass(frozen=True, slots=True)
+class VectorAuthor:
+    """The vector keeper, attaching the vectors of facts' words (`bot.memory.parts.vector_keeper`)."""
+
+
+Author = ModelAuthor | UserAuthor | SystemAuthor | VectorAuthor
 
 
 @dataclass(slots=True)
@@ -96,6 +105,9 @@ def admit(
     """Make `after` (a changed copy of `before`) obey the rules for `author`; returns what was held back.
     `prints` (the installation's fingerprints) lets the fingerprints of what was taken back hold."""
     report = GateReport()
+    if isinstance(author, VectorAuthor):
+        vectors.only_vectors(before, after)
+        return report
     if isinstance(author, ModelAuthor):
         _place_rule(before, after, author, report)
         _summary_rule(before, after, author, report)
@@ -108,6 +120,7 @@ def admit(
         _no_credentials_from_the_user(before, after)
         if prints is not None and after.forgotten:  # the user's own words, typed now: said again
             lift(after, prints, Said(tuple((_LATEST, f.content) for f in _changed_facts(before, after))))
+    vectors.keep_true(before, after)
     return report
 
 
