@@ -321,3 +321,72 @@ def test_a_confident_off_topic_fact_no_longer_beats_the_on_topic_one_with_a_thre
     index = FactIndex.build(facts)
     assert index.top(build_query(turns), top_k=1) == [on_topic]
     assert index.similarities(build_query(turns))[-1] == pytest.approx(1.0)
+
+
+# --- fused with meaning (DESIGN section 16) --------------------------------------------------------------------
+
+
+def unit(*components: float, size: int = 8) -> np.ndarray:
+    vector = np.zeros(size, dtype=np.float32)
+    vector[: len(components)] = components
+    return vector / np.linalg.norm(vector)
+
+
+def test_with_vectors_a_fact_sharing_no_word_with_the_query_ranks_by_meaning() -> None:
+    facts = facts_of("Adopted a beagle puppy last spring", "Plays the cello", "Bakes sourdough bread", confidence=0.9)
+    fact_vectors = [unit(1, 0.2), unit(0, 1), unit(0.1, 0, 1)]
+    query = ["How do I stop my dog chewing the sofa?"]
+    selector = FactSelector(top_k=1)
+    lexical = selector.select("u", 1, facts, query, 1)
+    fused = selector.select("v", 1, facts, query, 1, query_vector=unit(1, 0.1), fact_vectors=fact_vectors)
+    assert lexical[0].content != facts[0].content  # no shared word: confidence and age decide
+    assert fused[0].content == facts[0].content
+
+
+def test_the_cosine_is_rescaled_per_query_so_confidence_does_not_decide() -> None:
+    # Cosines of a small model all sit near 0.8: raw, their spread (0.02) would lose to a confidence gap of 0.1.
+    facts = [Fact(id="fact_a", content="alpha", confidence=0.8), Fact(id="fact_b", content="beta", confidence=0.9)]
+    index = FactIndex.build(facts, [unit(1, 0.75), unit(1, 0.85)])
+    query = unit(1, 0.7)
+    assert [f.id for f in index.top("gamma", 2, query_vector=query)] == ["fact_a", "fact_b"]
+    meanings = index.meaning.rescaled(query) if index.meaning else None
+    assert meanings is not None and meanings.min() == 0.0 and meanings.max() == 1.0
+
+
+def test_a_fact_without_a_vector_keeps_its_lexical_similarity() -> None:
+    facts = facts_of("Writes Go microservices", "Plays the cello", "Bakes sourdough bread")
+    index = FactIndex.build(facts, [None, unit(1), unit(0, 1)])
+    fused = index.fused("which Go framework should I use", unit(0, 1))
+    assert fused[0] == pytest.approx(index.similarities("which Go framework should I use")[0])
+    assert index.vectors_held == 2
+
+
+@pytest.mark.parametrize("kind", ["another length", "all zeros"])
+def test_a_query_vector_that_does_not_fit_leaves_the_lexical_ranking(kind: str) -> None:
+    query_vector = unit(1, size=4) if kind == "another length" else np.zeros(8, dtype=np.float32)
+    facts = facts_of("Writes Go microservices", "Plays the cello")
+    index = FactIndex.build(facts, [unit(1), unit(0, 1)])
+    assert list(index.fused("Go", query_vector)) == list(index.similarities("Go"))
+
+
+def test_without_vectors_the_selection_is_todays() -> None:
+    facts = facts_of(*DISTRACTORS)
+    texts = ["any tips for my vegetable garden?", "I grow tomatoes too"]
+    assert FactSelector().select("a", 1, facts, texts) == FactSelector().select(
+        "b", 1, facts, texts, query_vector=None, fact_vectors=None
+    )
+    assert FactSelector().select("c", 1, facts, texts, query_vector=unit(1)) == FactSelector().select(
+        "d", 1, facts, texts
+    )  # a query vector without fact vectors changes nothing
+
+
+def test_the_embedded_query_is_the_newest_message_when_it_says_enough() -> None:
+    from bot.memory.selector import embedding_query
+
+    long_newest = "How do I stop my puppy from chewing the legs of the sofa every night?"
+    assert embedding_query(["We talked about dogs", "ok", long_newest]) == long_newest
+    assert embedding_query(["We talked about my beagle", "the puppy?", "why?"]) == build_query(
+        ["We talked about my beagle", "the puppy?", "why?"]
+    )
+    assert embedding_query([]) == ""
+    assert embedding_query(["我家的小狗总是在晚上咬沙发的腿怎么办"]) == "我家的小狗总是在晚上咬沙发的腿怎么办"

@@ -6,6 +6,7 @@ e5 prefix from each request's `input_type`, so the bot talks to it with EMBEDDIN
 
 `EmbeddingProxy` forwards to it unless told to fail: `fail()` answers 500, `hang()` holds every request until
 `release()`, `truncate(n)` cuts every vector to n numbers (a model of another size), `recover()` forwards again.
+`answer_in(seconds)` makes each answer take at least that long (a remote endpoint's latency, for benchmarks).
 It records every request (`requests`: the input texts and their `input_type`), so a test can check what was sent.
 """
 
@@ -121,6 +122,7 @@ class EmbeddingProxy:
     base_url: str = ""
     mode: str = "forward"
     keep: int = 0  # with mode "truncate": numbers kept per vector
+    latency: float = 0.0  # each answer takes at least this long
     requests: list[Seen] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)  # set by each request (clear it to wait anew)
     _released: asyncio.Event = field(default_factory=asyncio.Event)
@@ -138,6 +140,9 @@ class EmbeddingProxy:
     def truncate(self, keep: int) -> None:
         self.mode, self.keep = "truncate", keep
 
+    def answer_in(self, seconds: float) -> None:
+        self.latency = seconds
+
     def recover(self) -> None:
         self.mode = "forward"
         self._released.set()
@@ -146,6 +151,7 @@ class EmbeddingProxy:
         return [text for seen in self.requests if input_type in (None, seen.input_type) for text in seen.texts]
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        started = time.monotonic()
         body: dict[str, Any] = await request.json()
         texts = body.get("input")
         seen = Seen(list(texts) if isinstance(texts, list) else [str(texts)], body.get("input_type"), 200)
@@ -162,6 +168,8 @@ class EmbeddingProxy:
         if self.mode == "truncate" and answer.status == 200:
             for item in payload["data"]:
                 item["embedding"] = item["embedding"][: self.keep]
+        if (wait := self.latency - (time.monotonic() - started)) > 0:
+            await asyncio.sleep(wait)  # the endpoint's own latency, not a synchronisation
         return web.json_response(payload, status=answer.status)
 
 
