@@ -28,8 +28,8 @@ multilingual-e5-small 4-bit, one thread, the e5 "query: " / "passage: " prefix c
 64. They are cached on disk in bench/results/embeddings-cache/vectors.sqlite3 (git-ignored; key: sha256 of the model,
 the input type and the text; float32 as the server sent them), so only the first run waits for them (about 20,000
 texts, ~10 minutes on one core); delete that folder to compute them anew. The query-embedding timing never uses the
-cache. --smoke: 2 memories per set, each cut to its first 120 facts, and 20 queries whose relevant facts are among
-them; the sweep shrinks to 0, FOLD_MIN_WORDS and 1000.
+cache. --smoke: 2 memories per set, each cut to its first 60 facts with 10 queries whose relevant facts are among
+them (20 queries per set); the sweep shrinks to 0, FOLD_MIN_WORDS and 1000, the timing to 10 queries.
 
 Targets: the fusion's hit@15 above today's on the chat, questions and lead-up sets, and not below today's on the
 Chinese set; int8 within 0.005 hit@15 of float32 on every set. The other rows inform.
@@ -86,8 +86,8 @@ SMOKE_SWEEP = (0, FOLD_MIN_WORDS, 1000)
 ALWAYS_TURNS = 1000  # a min_words no message reaches: the fold is always the last 3 turns
 INT8_TOLERANCE = 0.005
 TIMED_QUERIES = 200
-SMOKE_FACTS = 120
-SMOKE_QUERIES = 20
+SMOKE_FACTS = 60
+SMOKE_QUERIES = 10  # per memory: 20 per set
 TUNING = ("chat (tuning)", "questions (tuning)")
 HELD_OUT = "lead-up (held out)"
 CHINESE = "Chinese"
@@ -304,7 +304,7 @@ def pooled(outcomes: Sequence[Outcome]) -> Outcome:
 
 
 def shrink(sets: dict[str, list[Memory]]) -> dict[str, list[Memory]]:
-    """The smoke sizes: 2 memories per set, each cut to its first facts, with 20 queries answered among them."""
+    """The smoke sizes: 2 memories per set, each cut to its first facts, with 10 queries answered among them."""
     small: dict[str, list[Memory]] = {}
     for name, memories in sets.items():
         small[name] = []
@@ -422,7 +422,7 @@ def timing(sets: dict[str, list[Memory]], vectors: Vectors, server: EmbeddingSer
     """One query embedding through the server (never the cache), and the selection with and without vectors."""
     table = Table("time per query embedding (the server, one thread) and per selection")
     chat = [query for memory in sets[TUNING[0]] for query in memory.queries]
-    count = min(len(chat), 20 if smoke else TIMED_QUERIES)
+    count = min(len(chat), 10 if smoke else TIMED_QUERIES)
     step = max(len(chat) // max(count, 1), 1)
     chosen = chat[::step][:count]
     for label, text_of in (("last 3 turns", lambda q: build_query(q.turns)), ("the fold's text", lambda q:

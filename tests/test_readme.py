@@ -31,6 +31,7 @@ SETTING = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:=\S*)?$")
 REPO_PATH = re.compile(r"^(?:bot|cogs|tests|bench|scripts|docs)/[\w./-]*$|^[\w.-]+\.(?:md|toml|yaml|lock|txt|example)$")
 NOT_SETTINGS = {  # environment names the documents mention that are not the bot's settings
     "MEMORY_BOT_NO_POSTGRES", "MEMORY_BOT_POSTGRES_BINARIES", "POSTGRES_PASSWORD", "POSTGRES_USER", "POSTGRES_DB",
+    "MEMORY_BOT_NO_EMBEDDINGS",
     "PIP_NO_CACHE_DIR", "NO_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "LOG_FILE", "MAX_USER_FACT_CHARS",
     "OLLAMA_HOST", "APP_ID",  # Ollama's own setting; the application id in Discord's invite URL
     "STALE_FLOOR", "USER_ORIGINS",  # constants of the code the architecture names
