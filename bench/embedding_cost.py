@@ -411,7 +411,7 @@ async def rss_worker(data_dir: Path, cache: int, embeddings: bool) -> dict[str, 
                  "embedding_input_type": True}
     settings = Settings(
         _env_file=None, discord_token="bench-token", openai_api_key="bench-key", openai_base_url=DEAD_URL,
-        data_dir=data_dir, memory_cache_users=cache, **extra,  # type: ignore[call-arg]
+        data_dir=data_dir, memory_cache_users=cache, **extra,
     )
     resources = build_resources(settings)
     await start_memory(resources)  # with embeddings, its probe finds nothing listening: logged once, no matter

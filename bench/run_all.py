@@ -51,9 +51,14 @@ BENCHMARKS = (
     "place_cap",
     "update_suite",
     "forget_suite",
+    "selection_embeddings",
+    "embedding_cost",
     "footprint",
 )
-NEEDS_DATA = ("selection_quality", "selection_chat", "selection_fusion", "prompt_cache", "staleness_selection")  # the LoCoMo-10 folder
+NEEDS_DATA = (  # the LoCoMo-10 folder
+    "selection_quality", "selection_chat", "selection_fusion", "prompt_cache", "staleness_selection",
+    "selection_embeddings",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
