@@ -380,13 +380,17 @@ def test_without_vectors_the_selection_is_todays() -> None:
     )  # a query vector without fact vectors changes nothing
 
 
-def test_the_embedded_query_is_the_newest_message_when_it_says_enough() -> None:
+def test_the_embedded_query_is_the_conversation_the_lexical_query_reads() -> None:
     from bot.memory.selector import embedding_query
 
-    long_newest = "How do I stop my puppy from chewing the legs of the sofa every night?"
-    assert embedding_query(["We talked about dogs", "ok", long_newest]) == long_newest
-    assert embedding_query(["We talked about my beagle", "the puppy?", "why?"]) == build_query(
-        ["We talked about my beagle", "the puppy?", "why?"]
-    )
+    turns = ["We talked about my beagle", "the puppy?", "How do I stop her chewing the legs of the sofa every night?"]
+    assert embedding_query(turns) == build_query(turns) == "\n".join(turns)
+    assert embedding_query(["one", *turns]) == build_query(turns)
     assert embedding_query([]) == ""
-    assert embedding_query(["我家的小狗总是在晚上咬沙发的腿怎么办"]) == "我家的小狗总是在晚上咬沙发的腿怎么办"
+
+
+def test_a_query_vector_that_is_not_finite_leaves_the_lexical_ranking() -> None:
+    facts = facts_of("Writes Go microservices", "Plays the cello")
+    index = FactIndex.build(facts, [unit(1), unit(0, 1)])
+    broken = np.full(8, np.nan, dtype=np.float32)
+    assert list(index.fused("Go", broken)) == list(index.similarities("Go"))

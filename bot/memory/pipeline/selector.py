@@ -38,7 +38,6 @@ SIMILARITY_WEIGHT = 0.6
 CONFIDENCE_WEIGHT = 0.4
 QUERY_TURNS = 3
 LEXICAL_SHARE = 0.5  # of a fact's similarity when it has a vector; the rescaled cosine is the rest
-FOLD_MIN_WORDS = 8  # a newest message this long is the embedding query alone (`embedding_query`)
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?", re.UNICODE)
@@ -282,7 +281,7 @@ class VectorMatrix:
         if query.size != self.matrix.shape[1]:
             return None
         norm = float(np.linalg.norm(query))
-        if norm <= 0:
+        if not norm > 0 or not np.isfinite(norm):
             return None
         cosines = (self.matrix.astype(np.float32) @ (query / norm)) / self.norms
         low, high = float(cosines[self.present].min()), float(cosines[self.present].max())
@@ -327,15 +326,11 @@ def build_query(recent_texts: Sequence[str], turns: int = QUERY_TURNS) -> str:
     return "\n".join(recent_texts[-turns:]) if turns > 0 else ""
 
 
-def embedding_query(recent_texts: Sequence[str], *, min_words: int = FOLD_MIN_WORDS) -> str:
-    """The text the bot embeds for a reply's query (the conditional fold): the newest message alone when it says
-    enough by itself (`min_words` words, or as many CJK characters times two), else the last few turns, so a short
-    "why?" or "and the other one?" still carries its topic."""
-    if not recent_texts:
-        return ""
-    newest = recent_texts[-1]
-    words = len(newest.split()) + len(_CJK_RUN.findall(newest)) // 2
-    return newest if words >= min_words else build_query(recent_texts)
+def embedding_query(recent_texts: Sequence[str]) -> str:
+    """The text the bot embeds for a reply's query: the last few turns, as the lexical query. (A conditional fold,
+    the newest message alone when it is long enough, was measured beside it and lost on the tuning sets:
+    `bench.selection_embeddings`.)"""
+    return build_query(recent_texts)
 
 
 class FactSelector:
