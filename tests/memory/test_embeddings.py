@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,29 @@ class Clock:
         return self.now
 
 
-def embedder_for(proxy: EmbeddingProxy, clock: Clock | None = None, **chosen: Any) -> Embedder:
-    client = AsyncOpenAI(api_key="unused", base_url=proxy.base_url, max_retries=0)
-    settings = EmbeddingSettings(model=MODEL, send_input_type=True, timeout_seconds=30.0, **chosen)
-    return Embedder(client, settings, clock=clock or Clock())
+MakeEmbedder = Callable[..., Embedder]
 
 
-async def test_a_query_and_facts_come_back_normalised_and_of_the_models_length(embeddings: EmbeddingProxy) -> None:
+@pytest.fixture
+async def embedder_for() -> AsyncIterator[MakeEmbedder]:
+    """Embedders on their own clients, closed at the end (a client left open is closed by the garbage collector
+    on whatever loop runs then, and logs an error into another test)."""
+    clients: list[AsyncOpenAI] = []
+
+    def make(proxy: EmbeddingProxy, clock: Clock | None = None, **chosen: Any) -> Embedder:
+        client = AsyncOpenAI(api_key="unused", base_url=proxy.base_url, max_retries=0)
+        clients.append(client)
+        settings = EmbeddingSettings(model=MODEL, send_input_type=True, timeout_seconds=30.0, **chosen)
+        return Embedder(client, settings, clock=clock or Clock())
+
+    yield make
+    for client in clients:
+        await client.close()
+
+
+async def test_a_query_and_facts_come_back_normalised_and_of_the_models_length(
+    embeddings: EmbeddingProxy, embedder_for: MakeEmbedder
+) -> None:
     embedder = embedder_for(embeddings)
     query = await embedder.query("How do I stop my dog chewing the sofa?")
     puppy, cello = await embedder.facts(["Adopted a beagle puppy last spring", "Plays the cello"])
@@ -59,7 +76,7 @@ async def test_a_query_and_facts_come_back_normalised_and_of_the_models_length(e
     assert [seen.input_type for seen in embeddings.requests] == ["query", "passage"]
 
 
-async def test_facts_go_in_batches(embeddings: EmbeddingProxy) -> None:
+async def test_facts_go_in_batches(embeddings: EmbeddingProxy, embedder_for: MakeEmbedder) -> None:
     embedder = embedder_for(embeddings, batch_size=2)
     found = await embedder.facts([f"fact number {n}" for n in range(5)])
     assert len(found) == 5 and [len(seen.texts) for seen in embeddings.requests] == [2, 2, 1]
@@ -104,7 +121,7 @@ async def test_an_endpoint_down_at_start_is_one_warning_and_the_bot_starts(
 
 
 async def test_while_down_only_one_query_in_a_while_asks_and_the_way_back_is_logged(
-    embeddings: EmbeddingProxy, caplog: pytest.LogCaptureFixture
+    embeddings: EmbeddingProxy, embedder_for: MakeEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
     clock = Clock()
@@ -124,7 +141,9 @@ async def test_while_down_only_one_query_in_a_while_asks_and_the_way_back_is_log
     assert embedder.stats.skipped_queries == 3
 
 
-async def test_a_query_vector_that_is_not_waited_for_reads_as_none(embeddings: EmbeddingProxy) -> None:
+async def test_a_query_vector_that_is_not_waited_for_reads_as_none(
+    embeddings: EmbeddingProxy, embedder_for: MakeEmbedder
+) -> None:
     embedder = embedder_for(embeddings)
     embeddings.hang()
     pending = QueryVector.start(embedder, "never answered")

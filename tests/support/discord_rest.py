@@ -23,6 +23,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from tests.helpers import BOT_ID
+from tests.support.local_http import serving
 
 Scope = Literal["user", "shared", "global"]
 _ids = itertools.count(1_300_000_000_000_000_000)
@@ -160,13 +161,6 @@ async def discord_rest() -> AsyncIterator[DiscordRest]:
     rest = DiscordRest()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", rest._handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    rest.base = f"http://127.0.0.1:{port}/api/v10"
-    try:
+    async with serving(app) as port:
+        rest.base = f"http://127.0.0.1:{port}/api/v10"
         yield rest
-    finally:
-        await runner.cleanup()

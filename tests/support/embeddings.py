@@ -28,6 +28,8 @@ from typing import Any
 
 from aiohttp import ClientSession, web
 
+from tests.support.local_http import serving
+
 MODEL = "multilingual-e5-small-q4"
 START_SECONDS = 60.0
 
@@ -179,14 +181,9 @@ async def embedding_proxy(upstream: str) -> AsyncIterator[EmbeddingProxy]:
     proxy = EmbeddingProxy(upstream)
     app = web.Application()
     app.router.add_post("/v1/embeddings", proxy._handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    proxy.base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        yield proxy
-    finally:
-        proxy.recover()  # a request still hanging ends
-        await runner.cleanup()
+    async with serving(app) as port:
+        proxy.base_url = f"http://127.0.0.1:{port}/v1"
+        try:
+            yield proxy
+        finally:
+            proxy.recover()  # a request still hanging ends
