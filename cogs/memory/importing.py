@@ -47,7 +47,7 @@ def preview_text(preview: ImportPreview) -> str:
         *_listed("Sensitive: added only with “Import including sensitive”",
                  [f"{text} ({kind})" for text, kind in preview.sensitive]),
         *_listed("Already known, skipped", list(preview.known)),
-        *_listed("Refused", list(preview.refused)),
+        *_listed("Refused", [str(line) for line in preview.refused]),
     ]
     if preview.adding or preview.sensitive:
         lines.append("Imported memories count as your own words: I never change them, and only you remove them.")
