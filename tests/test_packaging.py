@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -53,3 +54,44 @@ def test_the_image_installs_the_lock_file() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text("utf-8")
     assert re.search(r"pip install .*-r requirements\.lock", dockerfile)
     assert "COPY requirements.lock" in dockerfile
+
+
+def test_an_install_carries_the_message_catalogs() -> None:
+    """The catalogs are package data of `bot` (no build step compiles them: the `.mo` files are committed)."""
+    from bot.i18n.catalogs import catalog_path
+    from bot.i18n.languages import LANGUAGES
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"]["bot"]
+    carried = {path for pattern in patterns for path in (ROOT / "bot").glob(pattern)}
+    for language in LANGUAGES:
+        assert catalog_path(language) in carried and catalog_path(language, ".po") in carried, language
+
+
+def test_the_image_keeps_the_locale_data_each_language_needs() -> None:
+    """The Dockerfile deletes Babel's CLDR data but for a list of locales: it must hold every one Babel reads to
+    write numbers, dates and durations in the bot's languages."""
+    import babel.localedata
+
+    from bot.i18n.languages import LANGUAGES
+    from bot.i18n.speech import Speech
+
+    dockerfile = (ROOT / "Dockerfile").read_text("utf-8")
+    kept = set(re.findall(r"! -name ([\w]+)\.dat", dockerfile))
+    read: set[str] = set()
+    original = babel.localedata.load
+
+    def load(name: str, merge_inherited: bool = True) -> Any:
+        read.add(name)
+        return original(name, merge_inherited)
+
+    babel.localedata.load = load  # type: ignore[assignment]
+    try:
+        babel.localedata._cache.clear()  # type: ignore[attr-defined]
+        for language in LANGUAGES:
+            speech = Speech(language)  # a fresh Locale, not the cached one
+            speech.number(1234.5), speech.percent(0.9), speech.date("2024-06-14"), speech.date("2024-06")
+            speech.duration(5, "minute"), speech.duration(2, "hour", long=True)
+    finally:
+        babel.localedata.load = original  # type: ignore[assignment]
+    assert {"root", "en", "zh_Hans_CN", "ja", "ko", "es_ES", "pt_BR", "fr", "de"} <= read  # each one was read
+    assert read <= kept, sorted(read - kept)
