@@ -242,6 +242,27 @@ async def test_every_command_name_is_translated_to_a_valid_name(harness: Harness
     assert refused == {}
 
 
+def picker_texts(tree: app_commands.CommandTree[Any]) -> set[str]:
+    """Every description, option description and choice name the picker shows (what Discord limits to 100)."""
+    found: set[str] = set()
+    for command in tree.walk_commands():
+        found.add(command.description)
+        for parameter in getattr(command, "parameters", []):
+            found.add(parameter.description)
+            found.update(choice.name for choice in parameter.choices)
+    return {text for text in found if text and text != "…"}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+async def test_every_text_of_the_picker_fits_discords_limit_in_every_language(harness: Harness, language: str) -> None:
+    """A description over 100 characters would silently stay English (the translator gives Discord none)."""
+    speech = speech_in(language)
+    texts = picker_texts(harness.bot.tree)
+    assert len(texts) > 40
+    too_long = {text: speech.tr(text) for text in texts if len(speech.tr(text)) > 100}
+    assert too_long == {}
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 async def test_commands_named_in_a_translation_are_named_as_that_languages_discord_shows_them(
     harness: Harness, language: str
