@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,48 @@ def test_the_mark_check_catches_a_choice_inside_a_mark() -> None:
     assert mark_misuses('def f(s, n):\n    return s.tr(f"{n} facts")\n', "cogs/probe.py") != []
     assert mark_misuses('def f(s):\n    return f"## {s.tr(\'History\')}"\n', "cogs/probe.py") != []
     assert mark_misuses('def f(s):\n    return s.tr(ACTIONS["all"])\n', "cogs/probe.py") != []
+
+
+FILLED = frozenset({"tr", "trn", "Phrase", "InvalidRequest"})
+
+
+def placeholder_misfits(source: str, where: str) -> list[str]:
+    """Calls that say a literal message with other values than its placeholders: a missing value would fail at the
+    moment the bot speaks, an extra one is a typo. `trn` fills `{count}` itself."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and _callee(node) in FILLED and node.args):
+            continue
+        if any(keyword.arg is None for keyword in node.keywords):
+            continue  # **values: checked where they are built
+        texts = [text for arg in node.args[: 2 if _callee(node) == "trn" else 1] for text in _strings(arg)]
+        if not texts or any(isinstance(arg, ast.JoinedStr) for arg in node.args[:2]):
+            continue
+        wanted = set().union(*(_placeholders(text) for text in texts))
+        given = {keyword.arg for keyword in node.keywords if keyword.arg}
+        if _callee(node) == "trn":
+            wanted.discard("count")
+            given.discard("count")
+        if wanted != given:
+            found.append(f"{where}:{node.lineno} {texts[0][:50]!r} wants {sorted(wanted)}, given {sorted(given)}")
+    return found
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+@pytest.mark.parametrize(
+    "path", [*USER_FACING, *sorted((ROOT / "bot").rglob("*.py"))], ids=lambda path: str(path.relative_to(ROOT))
+)
+def test_every_message_is_given_exactly_its_placeholders(path: Path) -> None:
+    assert placeholder_misfits(path.read_text("utf-8"), str(path.relative_to(ROOT))) == []
+
+
+def test_the_placeholder_check_catches_a_missing_or_misspelt_value() -> None:
+    assert placeholder_misfits('def f(s, n):\n    return s.tr("Forgot {n} facts.", count=n)\n', "x.py") != []
+    assert placeholder_misfits('def f(s):\n    return s.tr("Forgot {n} facts.")\n', "x.py") != []
+    assert placeholder_misfits('def f(s, n):\n    return s.trn("a {x}", "{count} {x}", n, x=1)\n', "x.py") == []
 
 
 def test_the_exceptions_are_still_in_the_code() -> None:

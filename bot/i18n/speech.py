@@ -4,9 +4,8 @@ A message is its English text, which is also its message id in the catalogs: `sp
 fact_id=fact_id)`. Placeholders are named (`{count}`, never positional), filled after translation with `str.format`,
 so a translation may put them in any order; what a user wrote is only ever a value, never part of a template. A
 constant defined before anyone reads it is marked with `N_` (`Np_` with plural forms) and translated where it is
-said.
-`trn` chooses the plural form the language needs. The marks `tr`, `trn`, `N_`, `Np_`, discord.py's `locale_str` and
-the engine's `Phrase` and `InvalidRequest` are what `pybabel extract` reads (`babel.cfg`).
+said; `trn` chooses the plural form the language needs. The marks `tr`, `trn`, `N_`, `Np_`, discord.py's
+`locale_str` and the engine's `Phrase` and `InvalidRequest` are what `pybabel extract` reads (`babel.cfg`).
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ class _Layout:
 
     title: str
     footer: str
-    page_words: str  # "Page {number}/{total} · " in the reader's language
+    speech: Speech  # the reader's language (the pages' numbers)
     pointer: str  # says that shortened summaries are in the attached file
     heading: str  # above the facts: their count, or that the search matched nothing
     summaries: list[tuple[str, str]]
@@ -175,9 +175,11 @@ class _Layout:
     @property
     def room(self) -> int:
         """Characters a page may hold in fields and description: an embed's total less its fixed texts."""
-        longest_page = self.page_words.format(number="9999", total="9999")
-        fixed = len(self.title) + len(longest_page + self.footer) + len(self.pointer) + len(self.heading)
+        fixed = len(self.title) + len(self.page(9999, 9999) + self.footer) + len(self.pointer) + len(self.heading)
         return EMBED_TOTAL_LIMIT - fixed - 16
+
+    def page(self, number: int, total: int) -> str:
+        return self.speech.tr("Page {number}/{total} · ", number=number, total=total)
 
     @property
     def description_room(self) -> int:
@@ -211,7 +213,7 @@ def _layout(memory: MemoryFile, search: str | None, labels: PlaceLabels) -> _Lay
     return _Layout(
         title=title,
         footer=footer,
-        page_words=speech.tr("Page {number}/{total} · ", number="{number}", total="{total}"),
+        speech=speech,
         pointer=pointer if clipped else "",
         heading=speech.tr("No fact matches that search.") if needle and not matching else heading,
         summaries=summaries,
@@ -257,7 +259,7 @@ def _embed(layout: _Layout, page: _Page, number: int, total: int) -> discord.Emb
     if page.lines or (number == 1 and layout.no_facts and layout.heading):
         parts.append((layout.heading if page.has_facts or not page.lines else "") + "\n".join(page.lines))
     embed.description = "".join(parts).strip() or None
-    prefix = layout.page_words.format(number=number, total=total) if total > 1 else ""
+    prefix = layout.page(number, total) if total > 1 else ""
     embed.set_footer(text=prefix + layout.footer)
     return embed
 

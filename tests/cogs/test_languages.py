@@ -190,6 +190,15 @@ async def test_the_sync_sends_localized_names_and_descriptions(make_harness: Mak
     assert by_name(payload, "privacy")["name_localizations"]["pt-BR"] == "privacidade"
 
 
+def test_the_summary_choices_are_the_six_summaries() -> None:
+    """Written out for the catalogs, the `section:` choices must stay the engine's six summaries, in order."""
+    from bot.memory.models import SECTION_NAMES
+    from cogs.memory.commands import SECTION_CHOICES
+
+    assert [choice.value for choice in SECTION_CHOICES] == list(SECTION_NAMES)
+    assert [choice.name for choice in SECTION_CHOICES] == list(SECTION_NAMES)  # the English names, as before
+
+
 def _names(payload: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
     """(where, siblings) for every list of commands and subcommands the payload holds."""
     found = [("top", [item for item in payload if item.get("type", 1) == 1])]
