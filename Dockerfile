@@ -40,6 +40,8 @@ RUN pip install --no-compile --no-deps -r requirements.lock \
 # copies become symlinks to numpy's. Extension modules lose their symbol tables (`strip --strip-unneeded`,
 # about 10 MB); each stripped file must still load (dlopen) or its original is put back. The vendored
 # libraries in *.libs are left alone: they were rewritten by patchelf, and strip breaks such files.
+# Babel's CLDR data keeps only the locales of the bot's eight languages and what they inherit from (about 35 MB
+# less; tests/test_packaging.py checks the list against what Babel loads for them).
 # Then a smoke import proves the trimmed venv still works. Only the venv leaves this stage.
 RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") \
  && cd "$site" \
@@ -48,6 +50,9 @@ RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
       -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' -o -name '*.tp' -o -name '*.a' -o -name '*.dll' \
       -o -name 'meson.build' \) -delete \
  && rm -rf numpy/_core/include \
+ && find babel/locale-data -type f -name '*.dat' ! -name root.dat ! -name en.dat ! -name zh.dat ! -name zh_Hans.dat \
+      ! -name zh_Hans_CN.dat ! -name ja.dat ! -name ko.dat ! -name es.dat ! -name es_ES.dat ! -name pt.dat \
+      ! -name pt_BR.dat ! -name fr.dat ! -name de.dat -delete \
  && for lib in scipy.libs/*; do \
       twin="numpy.libs/${lib#scipy.libs/}"; \
       if [ -f "$twin" ] && cmp -s "$lib" "$twin"; then ln -sf "../$twin" "$lib"; fi; \
@@ -60,7 +65,7 @@ RUN site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     done \
  && rm -f /tmp/original.so \
  && python -m pip uninstall -y -q pip setuptools wheel \
- && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client, asyncpg, cryptography.hazmat.primitives.ciphers.aead; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok'])" \
+ && python -c "import numpy, scipy.linalg, scipy.sparse, sklearn.feature_extraction.text, sklearn.metrics.pairwise, discord, openai, aiofiles, pydantic_settings, rapidfuzz, prometheus_client, asyncpg, babel.numbers, babel.dates, babel.support, cryptography.hazmat.primitives.ciphers.aead; from sklearn.feature_extraction.text import TfidfVectorizer; TfidfVectorizer(analyzer='char_wb').fit_transform(['smoke test', 'ok']); import datetime; from babel.units import format_unit; [(babel.numbers.format_decimal(1234.5, locale=l), babel.dates.format_date(datetime.date(2024, 6, 14), locale=l), babel.dates.format_skeleton('yMMM', datetime.datetime(2024, 6, 1), locale=l), format_unit(5, 'duration-minute', locale=l)) for l in ('en', 'zh_CN', 'ja', 'ko', 'es_ES', 'pt_BR', 'fr', 'de')]" \
  && find /opt/venv -depth -type d -name __pycache__ -exec rm -rf {} +
 
 # ---------------------------------------------------------------------------------------------------------

@@ -261,6 +261,13 @@ class Settings(BaseSettings):
         """Where embeddings are asked for: EMBEDDING_BASE_URL, or OPENAI_BASE_URL when unset (None: OpenAI)."""
         return self.embedding_base_url or self.openai_base_url
 
+    @property
+    def embedding_endpoint(self) -> str | None:
+        """Where the text to embed goes, when EMBEDDING_MODEL is set (OpenAI's API when no base URL is); else None."""
+        if self.embedding_model is None:
+            return None
+        return self.effective_embedding_base_url or OPENAI_ENDPOINT
+
     def embedding_key_value(self) -> str:
         """EMBEDDING_API_KEY, or the chat endpoint's key when unset."""
         if self.embedding_api_key is not None and self.embedding_api_key.get_secret_value():

@@ -4,6 +4,7 @@ Only members with Manage Server: the commands carry that default permission (Dis
 else unless a server changes it in its integration settings) and every call checks it again, because a server can
 grant the command to anyone. Answers are ephemeral. Off means: no turn from there is journaled or extracted
 (learning), and no memory goes into replies there (recall). Users' own `/memory` commands keep working everywhere.
+Answers are in the caller's Discord language.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
+from discord.app_commands import locale_str
 from discord.ext import commands
 
 from bot.client.interactions import may_administer
 from bot.client.locations import location_of
+from bot.i18n.readers import interaction_speech
+from bot.i18n.speech import N_, Speech
 from bot.memory.doors import MemorySwitch, SwitchesDoor
 
 if TYPE_CHECKING:
@@ -26,29 +30,30 @@ log = logging.getLogger(__name__)
 
 # Channels people talk in (threads follow their parent; a category has no messages of its own).
 SwitchableChannel = discord.TextChannel | discord.VoiceChannel | discord.StageChannel | discord.ForumChannel
-NOT_ALLOWED = "Only members with the **Manage Server** permission can change where I learn and remember."
-OPERATOR_LOCK = " (switched off by the bot's operator, which a server cannot override)"
+NOT_ALLOWED = N_("Only members with the **Manage Server** permission can change where I learn and remember.")
 
 
-def on_off(value: bool) -> str:
-    return "on" if value else "**off**"
+def on_off(value: bool, speech: Speech) -> str:
+    return speech.tr("on") if value else "**" + speech.tr("off") + "**"
 
 
-def server_report(switches: SwitchesDoor, guild: discord.Guild) -> str:
+def server_report(switches: SwitchesDoor, guild: discord.Guild, speech: Speech) -> str:
     chosen = switches.guild_switch(guild.id)
-    text = (
-        f"In this server, learning is {on_off(chosen.learning)} and using memory in replies is "
-        f"{on_off(chosen.recall)}."
+    text = speech.tr(
+        "In this server, learning is {learning} and using memory in replies is {recall}.",
+        learning=on_off(chosen.learning, speech), recall=on_off(chosen.recall, speech),
     )
     if switches.operator_disabled(location_of(guild)):
-        text += "\nMemory is off here" + OPERATOR_LOCK + "."
+        text += "\n" + speech.tr(
+            "Memory is off here (switched off by the bot's operator, which a server cannot override)."
+        )
     return text
 
 
 class AdminCog(commands.Cog):
     admin_group = app_commands.Group(
-        name="memory-admin",
-        description="Switch my memory off in this server or in one channel (Manage Server)",
+        name=locale_str("memory-admin"),
+        description=locale_str("Switch my memory off in this server or in one channel (Manage Server)"),
         default_permissions=discord.Permissions(manage_guild=True),
         allowed_contexts=app_commands.AppCommandContext(guild=True),
         guild_only=True,
@@ -58,16 +63,20 @@ class AdminCog(commands.Cog):
         self.bot = bot
         self.switches = bot.resources.memory.switches
 
-    @admin_group.command(name="server", description="Turn learning and/or using memory on or off in this server")
+    @admin_group.command(
+        name=locale_str("server"),
+        description=locale_str("Turn learning and/or using memory on or off in this server"),
+    )
     @app_commands.describe(
-        learning="Learn from conversations in this server",
-        recall="Use what I remember about people in my replies here",
+        learning=locale_str("Learn from conversations in this server"),
+        recall=locale_str("Use what I remember about people in my replies here"),
     )
     async def server(
         self, interaction: discord.Interaction, learning: bool | None = None, recall: bool | None = None
     ) -> None:
+        speech = interaction_speech(interaction)
         if not may_administer(interaction) or interaction.guild is None:
-            await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
+            await interaction.response.send_message(speech.tr(NOT_ALLOWED), ephemeral=True)
             return
         guild = interaction.guild
         guild_id = guild.id
@@ -83,20 +92,25 @@ class AdminCog(commands.Cog):
                 "memory switches: guild %s learning=%s recall=%s (set by user %s)",
                 guild_id, wanted.learning, wanted.recall, interaction.user.id,
             )
-            await interaction.followup.send(server_report(self.switches, guild), ephemeral=True)
+            await interaction.followup.send(server_report(self.switches, guild, speech), ephemeral=True)
             return
-        await interaction.response.send_message(server_report(self.switches, guild), ephemeral=True)
+        await interaction.response.send_message(server_report(self.switches, guild, speech), ephemeral=True)
 
-    @admin_group.command(name="channel", description="Turn learning on or off in one channel (and its threads)")
-    @app_commands.describe(channel="The channel", learning="Learn from conversations in this channel")
+    @admin_group.command(
+        name=locale_str("channel"), description=locale_str("Turn learning on or off in one channel (and its threads)")
+    )
+    @app_commands.describe(
+        channel=locale_str("The channel"), learning=locale_str("Learn from conversations in this channel")
+    )
     async def channel(
         self, interaction: discord.Interaction, channel: SwitchableChannel, learning: bool | None = None
     ) -> None:
+        speech = interaction_speech(interaction)
         if not may_administer(interaction) or interaction.guild is None:
-            await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
+            await interaction.response.send_message(speech.tr(NOT_ALLOWED), ephemeral=True)
             return
         if channel.guild.id != interaction.guild.id:
-            await interaction.response.send_message("That channel is not in this server.", ephemeral=True)
+            await interaction.response.send_message(speech.tr("That channel is not in this server."), ephemeral=True)
             return
         where = location_of(channel)
         channel_id = where.channel_id or channel.id
@@ -108,15 +122,17 @@ class AdminCog(commands.Cog):
                 channel_id, where.guild_id, learning, interaction.user.id,
             )
         chosen = self.switches.channel_learning(channel_id)
-        text = f"Learning in <#{channel_id}> and its threads is {on_off(chosen)}."
+        mention = f"<#{channel_id}>"
+        text = speech.tr("Learning in {channel} and its threads is {state}.", channel=mention,
+                         state=on_off(chosen, speech))
         effective = self.switches.at(where)
         if chosen and not effective.learning:
-            reason = (
-                "the bot's operator switched memory off here, which a server cannot override"
+            text += "\n" + (
+                speech.tr("It stays off in practice: the bot's operator switched memory off here, which a server "
+                          "cannot override.")
                 if self.switches.operator_disabled(where)
-                else "learning is off for the whole server"
+                else speech.tr("It stays off in practice: learning is off for the whole server.")
             )
-            text += f"\nIt stays off in practice: {reason}."
         if learning is not None:
             await interaction.followup.send(text, ephemeral=True)
         else:

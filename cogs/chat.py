@@ -9,7 +9,9 @@ person's facts come from their own words alone. A reply that fails still hands t
 the bot's failure text never.
 Every message has one `Location` (`bot/client/locations.py`), built once when it arrives: the reply may use only
 the memory its place may use, under the switches and community settings that apply there, and what is learned from
-it is recorded as learned there.
+it is recorded as learned there. What the bot itself says around a reply (its notices, notes and the "still
+writing" mark) is in the language of the people reading it: the server's, or in a DM the user's last known
+(`MemoryBot.locales`); the reply itself is the model's.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from bot.chat.conversation import (
 from bot.chat.model import CallTokens, NotAStream
 from bot.chat.ratelimit import RateLimiter
 from bot.chat.reply_chain import ReplyChains
-from bot.chat.streaming import WRITING_MARK, StreamingReply, reply_chunks
+from bot.chat.streaming import StreamingReply, reply_chunks, without_writing_mark, writing_mark
 from bot.client.channels import ChannelResolver
 from bot.client.locations import is_age_restricted, location_of
 from bot.client.messages import REPLYABLE_TYPES, as_incoming, describe_failure, own_role_id, readable_text
@@ -51,6 +53,7 @@ from bot.client.notices import (
     UNREADABLE_MEMORY_NOTICE,
 )
 from bot.client.reply_policy import Refusal, ReplyPolicy
+from bot.i18n.speech import Speech
 from bot.memory.doors import NO_QUERY, LearningTicket, MemoryPrompt, QueryVector
 from bot.memory.models import IncomingMessage, Location
 
@@ -281,7 +284,11 @@ class ChatCog(commands.Cog):
         self.memory.learning.note_activity(message.author.id)
         if self.limiter.should_notice(message.author.id):
             wait = max(1, round(self.limiter.retry_after(message.author.id)))
-            await self._notify(message, f"You're sending messages faster than I can think. Try again in {wait}s.")
+            speech = self._speech(message)
+            await self._notify(message, speech.tr(
+                "You're sending messages faster than I can think. Try again in {duration}.",
+                duration=speech.duration(wait, "second"),
+            ))
 
     async def _answer_refusal(
         self,
@@ -321,16 +328,16 @@ class ChatCog(commands.Cog):
         except Busy as busy:
             log.info("busy: no reply to message %s (waited %.1f s)", message.id, busy.waited)
             if self.busy_notices.should_tell(message.author.id):
-                await self._notify(message, BUSY_REPLY)
+                await self._notify(message, self._speech(message).tr(BUSY_REPLY))
         except openai.OpenAIError as error:
             log.error("reply to message %s failed: %s", message.id, describe_failure(error))
-            await self._notify(message, LLM_ERROR_REPLY)
+            await self._notify(message, self._speech(message).tr(LLM_ERROR_REPLY))
         except discord.HTTPException as error:
             log.warning("could not send a reply in channel %s (HTTP %s)", message.channel.id, error.status)
             self.bot.resources.metrics.reply_finished(started, sent=False)
         except Exception:
             log.exception("reply to message %s failed", message.id)
-            await self._notify(message, LLM_ERROR_REPLY)
+            await self._notify(message, self._speech(message).tr(LLM_ERROR_REPLY))
         else:
             await self._record_reply(message, prompt, sent, ticket, started)
         finally:
@@ -406,7 +413,7 @@ class ChatCog(commands.Cog):
         for past in recent:
             if past.type not in REPLYABLE_TYPES:
                 continue
-            text = readable_text(past, bot_id).removesuffix(WRITING_MARK)  # a reply still being streamed
+            text = without_writing_mark(readable_text(past, bot_id))  # a reply still being streamed
             if not text:
                 continue
             entries.append(
@@ -481,13 +488,15 @@ class ChatCog(commands.Cog):
         """Stream the answer into Discord (or send it whole when streaming is off or refused); `generated` is
         called once the model's answer is complete."""
         sink = ReplySink(message)
+        speech = self._speech(message)
         chat = self.chat.for_model(prompt.model or self.chat.model)
         not_streamed = False
         if self.settings.stream_replies:
             stream = await self.bot.resources.metrics.chat_request(chat.open_stream(prompt.messages))
             if stream is not None:
                 streamer = StreamingReply(
-                    sink, interval=self.settings.stream_edit_seconds, empty_text=EMPTY_REPLY, reveal=stream.reveal
+                    sink, interval=self.settings.stream_edit_seconds, empty_text=speech.tr(EMPTY_REPLY),
+                    reveal=stream.reveal, mark=writing_mark(speech),
                 )
                 try:
                     result = await streamer.run(stream.deltas(), on_complete=generated)
@@ -502,22 +511,27 @@ class ChatCog(commands.Cog):
             # Only once a whole answer works: a proxy's passing error page must not turn streaming off for good.
             log.warning("model %s answers stream requests without a stream; sending whole answers", chat.model)
             chat.streaming_supported = False
-        chunks = reply_chunks(answer.text) or [EMPTY_REPLY]
+        chunks = reply_chunks(answer.text) or [speech.tr(EMPTY_REPLY)]
         messages = [await sink.post(chunk, first=index == 0) for index, chunk in enumerate(chunks)]
         return SentReply(answer.text, messages, answer.images_dropped, answer.tokens)
 
     async def _send_notes(self, message: discord.Message, prompt: Prompt, sent: SentReply | None) -> None:
         """A short follow-up when images were refused by the model or attachments were left out."""
         notes = []
+        speech = self._speech(message)
         if sent is not None and sent.images_dropped:
-            notes.append(IMAGES_REFUSED_NOTE)
-        if note := prompt.attachments.note():
+            notes.append(speech.tr(IMAGES_REFUSED_NOTE))
+        if note := prompt.attachments.note(speech):
             notes.append(f"-# {note}")
         if message.guild is None and self.memory.user(message.author.id).take_unreadable_notice():
-            notes.append(UNREADABLE_MEMORY_NOTICE)  # in private only: in a server it waits for a DM or /memory
+            notes.append(speech.tr(UNREADABLE_MEMORY_NOTICE))  # in private only: in a server it waits for a DM
         if notes:
             with contextlib.suppress(discord.HTTPException):
                 await message.channel.send("\n".join(notes)[:2000], allowed_mentions=NO_MENTIONS)
+
+    def _speech(self, message: discord.Message) -> Speech:
+        """The language of what the bot says beside its reply to `message`: the server's, or the user's in a DM."""
+        return self.bot.locales.speech_for(message)
 
     async def _notify(self, message: discord.Message, text: str) -> None:
         """A short notice in reply to `message` (rate limit, failure); a failure to send it is only logged."""

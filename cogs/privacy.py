@@ -1,7 +1,8 @@
 """`/privacy`: what the bot stores about the caller, where, for how long, and how to see, export and delete it.
 
 The answer is ephemeral and built from the live settings and the commands this process actually registered, so it
-stays true when the operator changes MEMORY_RETENTION_DAYS or PRIVACY_CONTACT, or a command is added.
+stays true when the operator changes MEMORY_RETENTION_DAYS or PRIVACY_CONTACT, or a command is added. It is in the
+caller's Discord language, commands named as their Discord shows them.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
+from discord.app_commands import locale_str
 from discord.ext import commands
 
 from bot.client.locations import location_of
 from bot.client.privacy_statement import CommandHelp, privacy_statement
+from bot.i18n.readers import interaction_speech
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Speech
 from bot.ops.housekeeping import Housekeeping
 
 if TYPE_CHECKING:
@@ -24,12 +28,13 @@ log = logging.getLogger(__name__)
 
 EMBED_DESCRIPTION_LIMIT = 4096
 EMBED_TOTAL_LIMIT = 6000  # all the embeds of one message together
-TITLE = "Privacy: what I keep about you"
+TITLE = N_("Privacy: what I keep about you")
 MENU_HELP = {
-    "What did you remember?": "on one of the bot's replies, what it used",
-    "Regenerate": "on one of its replies to you, a new answer in its place (the old one is not learned)",
-    "Delete": "on one of its replies to you, removes it (and it is not learned)",
+    "What did you remember?": N_("on one of the bot's replies, what it used"),
+    "Regenerate": N_("on one of its replies to you, a new answer in its place (the old one is not learned)"),
+    "Delete": N_("on one of its replies to you, removes it (and it is not learned)"),
 }
+OTHER_MENU = N_("on one of the bot's replies")
 
 
 def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp]:
@@ -41,14 +46,15 @@ def user_commands(tree: app_commands.CommandTree[MemoryBot]) -> list[CommandHelp
             if isinstance(command, app_commands.Command):
                 found.append(CommandHelp(command.qualified_name, command.description))
     for menu in tree.get_commands(type=discord.AppCommandType.message):
-        found.append(CommandHelp(menu.name, MENU_HELP.get(menu.name, "on one of the bot's replies"), message_menu=True))
+        found.append(CommandHelp(menu.name, MENU_HELP.get(menu.name, OTHER_MENU), message_menu=True))
     return found
 
 
-def statement_embeds(text: str) -> list[discord.Embed]:
+def statement_embeds(text: str, speech: Speech = ENGLISH_SPEECH) -> list[discord.Embed]:
     """The statement in one embed, or, when it is longer than one embed's description, in several split between
     its sections; never more than one message holds (an operator's very long contact text is cut, never refused)."""
-    room = EMBED_TOTAL_LIMIT - len(TITLE)
+    title = speech.tr(TITLE)
+    room = EMBED_TOTAL_LIMIT - len(title)
     if len(text) > room:
         text = text[: room - 1] + "…"
     parts: list[str] = []
@@ -62,7 +68,7 @@ def statement_embeds(text: str) -> list[discord.Embed]:
             parts.append(section)
     colour = discord.Colour.blurple()
     return [
-        discord.Embed(title=TITLE if n == 0 else None, description=part, colour=colour) for n, part in enumerate(parts)
+        discord.Embed(title=title if n == 0 else None, description=part, colour=colour) for n, part in enumerate(parts)
     ]
 
 
@@ -79,11 +85,14 @@ class PrivacyCog(commands.Cog):
     async def cog_unload(self) -> None:
         await self.housekeeping.stop()
 
-    @app_commands.command(name="privacy", description="What I store about you, for how long, and how to delete it")
+    @app_commands.command(
+        name=locale_str("privacy"), description=locale_str("What I store about you, for how long, and how to delete it")
+    )
     @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
     async def privacy(self, interaction: discord.Interaction) -> None:
         resources = self.bot.resources
         memory = resources.memory
+        speech = interaction_speech(interaction)
         here = None
         server_name = None
         persona_here = False
@@ -99,8 +108,10 @@ class PrivacyCog(commands.Cog):
             here=here,
             server_name=server_name,
             persona_here=persona_here,
+            embedding_endpoint=resources.settings.embedding_endpoint,
+            speech=speech,
         )
-        embeds = statement_embeds(text)
+        embeds = statement_embeds(text, speech)
         if len(embeds) == 1:
             await interaction.response.send_message(embed=embeds[0], ephemeral=True)
         else:

@@ -9,7 +9,7 @@ exchange (facts come only from the user's own words), and the answer says so and
 answer is learned in its place, and its reply record ("What did you remember?") describes the new answer.
 Regenerate is a model call like any reply: it counts against the daily budgets and the per-user rate limit, and is
 refused past them (saying when it can be used again), or when the user may no longer talk to the bot there. A
-deleted reply's tokens stay counted: they were spent.
+deleted reply's tokens stay counted: they were spent. What the bot says about it is in the caller's Discord language.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 import openai
 from discord import app_commands
+from discord.app_commands import locale_str
 from discord.ext import commands
 
 from bot.chat.concurrency import Busy
@@ -30,6 +31,8 @@ from bot.client.interactions import EVERYWHERE
 from bot.client.locations import location_of
 from bot.client.messages import describe_failure, readable_text
 from bot.client.notices import BUSY_REPLY, LLM_ERROR_REPLY
+from bot.i18n.readers import interaction_speech
+from bot.i18n.speech import N_, Speech
 from bot.memory.models import IncomingMessage
 
 if TYPE_CHECKING:
@@ -38,13 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NOT_MINE = "That isn't one of my replies: use this on a message I sent."
-NOT_YOURS = "Only the person that reply answered can do that."
-UNKNOWN_OWNER = "I can't tell whom that message answered, so I can't change it."
-ALREADY_LEARNED = (
-    "It had already been distilled into memory with your message. Facts come only from your own words, but if "
-    "something from that exchange should go, `/memory show` lists it and `/memory forget` removes it."
-)
+NOT_MINE = N_("That isn't one of my replies: use this on a message I sent.")
+NOT_YOURS = N_("Only the person that reply answered can do that.")
+UNKNOWN_OWNER = N_("I can't tell whom that message answered, so I can't change it.")
 
 
 @dataclass
@@ -61,9 +60,11 @@ class ReplyActionsCog(commands.Cog):
         self.bot = bot
         self.memory = bot.resources.memory
         self.regenerate_menu = app_commands.ContextMenu(
-            name="Regenerate", callback=self.regenerate, allowed_contexts=EVERYWHERE
+            name=locale_str("Regenerate"), callback=self.regenerate, allowed_contexts=EVERYWHERE
         )
-        self.delete_menu = app_commands.ContextMenu(name="Delete", callback=self.delete, allowed_contexts=EVERYWHERE)
+        self.delete_menu = app_commands.ContextMenu(
+            name=locale_str("Delete"), callback=self.delete, allowed_contexts=EVERYWHERE
+        )
 
     async def cog_load(self) -> None:
         self.bot.tree.add_command(self.regenerate_menu)
@@ -125,46 +126,55 @@ class ReplyActionsCog(commands.Cog):
 
     async def delete(self, interaction: discord.Interaction, message: discord.Message) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        speech = interaction_speech(interaction)
         reply = await self._reply_of(interaction, message)
         if isinstance(reply, str):
-            await interaction.followup.send(reply, ephemeral=True)
+            await interaction.followup.send(speech.tr(reply), ephemeral=True)
             return
         withdrawn = await self.memory.learning.withdraw_reply(reply.user_id, reply.message_ids)  # before it is learned
         await self._delete_messages(message.channel, reply.message_ids)
         log.info("reply %s deleted at the request of user %s", reply.message_ids[0], reply.user_id)
-        text = "Deleted. " + (ALREADY_LEARNED if withdrawn.learned else "Nothing of it will be learned.")
+        text = speech.tr(
+            "Deleted. It had already been distilled into memory with your message. Facts come only from your own "
+            "words, but if something from that exchange should go, `/memory show` lists it and `/memory forget` "
+            "removes it."
+        ) if withdrawn.learned else speech.tr("Deleted. Nothing of it will be learned.")
         await interaction.followup.send(text, ephemeral=True)
 
     # --- Regenerate ----------------------------------------------------------------------------------------
 
     async def regenerate(self, interaction: discord.Interaction, message: discord.Message) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        speech = interaction_speech(interaction)
         chat: ChatCog | None = self.bot.get_cog("ChatCog")  # type: ignore[assignment]
         reply = await self._reply_of(interaction, message)
         if isinstance(reply, str):
-            await interaction.followup.send(reply, ephemeral=True)
+            await interaction.followup.send(speech.tr(reply), ephemeral=True)
             return
         asked = reply.asked
         if chat is None or asked is None or not await chat.channels.admit(asked):
             await interaction.followup.send(
-                "The message that reply answered is gone, so I can't answer it again.", ephemeral=True
+                speech.tr("The message that reply answered is gone, so I can't answer it again."), ephemeral=True
             )
             return
-        refusal = await chat.policy.refusal(asked, always_tell=True)
+        refusal = await chat.policy.refusal(asked, always_tell=True, speech=speech)
         if refusal is not None:
-            await interaction.followup.send(refusal.notice or "I can't answer that again now.", ephemeral=True)
+            text = refusal.notice or speech.tr("I can't answer that again now.")
+            await interaction.followup.send(text, ephemeral=True)
             return
         wait = chat.rate_wait(interaction.user.id)  # a new answer is a model call like any message
         if wait is not None:
-            await interaction.followup.send(
-                f"You've reached the limit of {chat.limiter.max_events} answers per "
-                f"{describe_window(chat.limiter.window)}; you can regenerate again {when_again(wait)}.", ephemeral=True
-            )
+            await interaction.followup.send(speech.trn(
+                "You've reached the limit of {count} answer per {window}; you can regenerate again {when}.",
+                "You've reached the limit of {count} answers per {window}; you can regenerate again {when}.",
+                chat.limiter.max_events, window=describe_window(chat.limiter.window, speech),
+                when=when_again(wait, speech=speech),
+            ), ephemeral=True)
             return
-        text = await self._answer_again(chat, asked, reply)
+        text = await self._answer_again(chat, asked, reply, speech)
         await interaction.followup.send(text, ephemeral=True)
 
-    async def _answer_again(self, chat: ChatCog, asked: discord.Message, reply: Reply) -> str:
+    async def _answer_again(self, chat: ChatCog, asked: discord.Message, reply: Reply, speech: Speech) -> str:
         """Write and send a new answer to `asked`, then retire the old reply; what to tell the user."""
         me = self.bot.user
         bot_id = me.id if me else None
@@ -176,13 +186,13 @@ class ReplyActionsCog(commands.Cog):
                 prompt = await chat.build_prompt(asked, readable_text(asked, bot_id), bot_id, where)
                 sent = await chat.generate_and_send(asked, prompt, generated=turn.release)
         except Busy:
-            return BUSY_REPLY
+            return speech.tr(BUSY_REPLY)
         except openai.OpenAIError as error:
             log.error("regenerating the reply to message %s failed: %s", asked.id, describe_failure(error))
-            return LLM_ERROR_REPLY
+            return speech.tr(LLM_ERROR_REPLY)
         except discord.HTTPException as error:
             log.warning("could not send a regenerated reply in channel %s (HTTP %s)", asked.channel.id, error.status)
-            return "I couldn't post the new answer here."
+            return speech.tr("I couldn't post the new answer here.")
         chat.policy.count_reply(reply.user_id, guild_id, prompt.messages, sent.text, sent.tokens)
         await self.memory.learning.withdraw_reply(reply.user_id, reply.message_ids)
         await self._delete_messages(asked.channel, reply.message_ids)
@@ -201,7 +211,7 @@ class ReplyActionsCog(commands.Cog):
                 ticket=ticket, bot_id=bot_id,
             )
         log.info("reply to message %s regenerated at the request of user %s", asked.id, reply.user_id)
-        return "Here's a new answer; the old one is gone and won't be learned."
+        return speech.tr("Here's a new answer; the old one is gone and won't be learned.")
 
 
 async def setup(bot: MemoryBot) -> None:

@@ -126,12 +126,17 @@ def make_member(user: Any, guild: Any, *, nick: str | None = None) -> Any:
     )
 
 
-def make_guild(guild_id: int | None = None, name: str = "Test server", *, bot_role: Any = None) -> Any:
+def make_guild(
+    guild_id: int | None = None, name: str = "Test server", *, bot_role: Any = None,
+    locale: discord.Locale = discord.Locale.american_english,
+) -> Any:
     """A server; `bot_role` is the bot's managed role there (`Guild.self_role`), None by default. Its @everyone
-    role (`default_role`) has the server's id, as on Discord."""
+    role (`default_role`) has the server's id, as on Discord; `locale` is its preferred language."""
     guild_id = guild_id if guild_id is not None else next_id()
     everyone = make_role("@everyone", guild_id)
-    return spec(discord.Guild, id=guild_id, name=name, self_role=bot_role, default_role=everyone)
+    return spec(
+        discord.Guild, id=guild_id, name=name, self_role=bot_role, default_role=everyone, preferred_locale=locale
+    )
 
 
 def make_role(name: str, role_id: int | None = None, *, managed: bool = False) -> Any:
@@ -473,13 +478,17 @@ class Call:
         return str(self.args[0] if self.args else self.kwargs.get("content") or "")
 
 
-def make_interaction(user: Any, *, guild: Any = None, channel: Any = None) -> Any:
+def make_interaction(
+    user: Any, *, guild: Any = None, channel: Any = None, locale: discord.Locale = discord.Locale.american_english
+) -> Any:
     """A spec'd `discord.Interaction` for `user`, with a stateful `response` (InteractionResponse) and
     `followup` (Webhook): answering twice raises `InteractionResponded`, a follow-up or an edit before any answer
-    fails, and everything is recorded in order in `calls(interaction)` (kept in the real `extras` dict)."""
+    fails, and everything is recorded in order in `calls(interaction)` (kept in the real `extras` dict). `locale` is
+    the user's Discord language; `guild_locale` is the server's, as Discord sends them."""
     interaction = spec(
         discord.Interaction, id=next_id(), user=user, guild=guild, guild_id=guild.id if guild is not None else None,
-        channel=channel, extras={"calls": []},
+        channel=channel, extras={"calls": []}, locale=locale,
+        guild_locale=guild.preferred_locale if guild is not None else None,
     )
     log: list[Call] = interaction.extras["calls"]
     done = [False]
@@ -758,7 +767,7 @@ async def build_harness(llm: ScriptedLLM, data_dir: Path, **overrides: Any) -> H
     me = make_client_user()
     bot._connection.user = me  # where discord.py's `Client.user` reads it; no login
     await bot._async_setup_hook()  # what login does first: binds the bot to the running loop, so dispatch works
-    await bot.load_extensions()
+    await bot.prepare()  # the translator, then the cogs, as `setup_hook` does
     assert not bot.failed_extensions
     return Harness(bot=bot, resources=resources, llm=llm, discord=FakeDiscord(me))
 

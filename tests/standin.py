@@ -26,7 +26,7 @@ REFUSED_URL = "http://127.0.0.1:9/api/v10"  # the discard port: nothing listens 
 
 async def standin_connect(bot: MemoryBot) -> None:
     logging.getLogger("bot").info("Discord stand-in mode: not connecting")
-    await bot.load_extensions()
+    await bot.prepare()  # the translator, then the cogs, as `setup_hook` does
     await write_heartbeat(bot.resources.settings.data_dir, connected=True, latency_ms=None, guilds=0)
     await asyncio.Event().wait()  # until the process is stopped
 

@@ -205,7 +205,7 @@ async def test_a_state_file_without_a_target_counts_as_unknown(tmp_path: Path) -
     discord_side.registered = {None: ["memory"], GUILD: ["memory"]}
     tree = build_tree()
     tree.copy_global_to(guild=discord.Object(GUILD))
-    (tmp_path / STATE_FILE).write_text(json.dumps({"fingerprint": commands_fingerprint(tree, GUILD)}))
+    (tmp_path / STATE_FILE).write_text(json.dumps({"fingerprint": await commands_fingerprint(tree, GUILD)}))
     assert await sync_if_changed(discord_side.attach(build_tree()), tmp_path, guild_id=GUILD) is True
     assert discord_side.visible_in(GUILD) == ["memory"]
 
@@ -220,6 +220,52 @@ async def test_a_refused_cleanup_is_a_warning_and_the_sync_still_counts(
         assert await sync_if_changed(discord_side.attach(build_tree()), tmp_path) is True
     assert "could not remove the slash commands synced to guild 1234" in caplog.text
     assert json.loads((tmp_path / STATE_FILE).read_text())["target"] is None
+
+
+# --- translations ----------------------------------------------------------------------------------------------
+
+
+class OneWord(app_commands.Translator):
+    """Translates every description into French as `word`; names stay as they are."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    async def translate(
+        self, string: app_commands.locale_str, locale: discord.Locale, context: app_commands.TranslationContextTypes
+    ) -> str | None:
+        where = app_commands.TranslationContextLocation
+        names = (where.command_name, where.group_name)
+        if locale is not discord.Locale.french or context.location in names:
+            return None
+        return self.word
+
+
+async def translated_tree(translator: app_commands.Translator | None) -> Any:
+    tree = build_tree()
+    if translator is not None:
+        await tree.set_translator(translator)
+    return tree
+
+
+async def test_the_fingerprint_covers_the_localizations() -> None:
+    """The hash is of what the sync sends: with a translator, the localizations are part of it."""
+    plain = await commands_fingerprint(await translated_tree(None))
+    french = await commands_fingerprint(await translated_tree(OneWord("Ta mémoire")))
+    again = await commands_fingerprint(await translated_tree(OneWord("Ta mémoire")))
+    other = await commands_fingerprint(await translated_tree(OneWord("Tes souvenirs")))
+    assert french == again and len({plain, french, other}) == 3
+
+
+async def test_a_changed_translation_syncs_again(tmp_path: Path) -> None:
+    first = await translated_tree(OneWord("Ta mémoire"))
+    record_syncs(first)
+    assert await sync_if_changed(first, tmp_path) is True
+    same = await translated_tree(OneWord("Ta mémoire"))  # a restart with the same catalogs
+    assert record_syncs(same) == [] and await sync_if_changed(same, tmp_path) is False
+    updated = await translated_tree(OneWord("Tes souvenirs"))  # a catalog was updated
+    calls = record_syncs(updated)
+    assert await sync_if_changed(updated, tmp_path) is True and calls == [None]
 
 
 # --- the state file --------------------------------------------------------------------------------------------

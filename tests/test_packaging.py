@@ -1,9 +1,13 @@
 """The versions we ship and test: pyproject's floors are the ones CI installs (constraints-min.txt), the lock file
-the Dockerfile installs satisfies pyproject, and the image installs from it."""
+the Dockerfile installs satisfies pyproject, and the image installs from it; an install carries the message catalogs,
+and the image keeps the locale data the bot's languages need."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -53,3 +57,43 @@ def test_the_image_installs_the_lock_file() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text("utf-8")
     assert re.search(r"pip install .*-r requirements\.lock", dockerfile)
     assert "COPY requirements.lock" in dockerfile
+
+
+def test_an_install_carries_the_message_catalogs() -> None:
+    """The catalogs are package data of `bot` (no build step compiles them: the `.mo` files are committed)."""
+    from bot.i18n.catalogs import catalog_path
+    from bot.i18n.languages import LANGUAGES
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"]["bot"]
+    carried = {path for pattern in patterns for path in (ROOT / "bot").glob(pattern)}
+    for language in LANGUAGES:
+        assert catalog_path(language) in carried and catalog_path(language, ".po") in carried, language
+
+
+def test_the_image_keeps_the_locale_data_each_language_needs() -> None:
+    """The Dockerfile deletes Babel's CLDR data but for a list of locales: it must hold every one Babel reads to
+    write numbers, dates and durations in the bot's languages (found in a fresh interpreter: Babel keeps the data of
+    a locale it has read once)."""
+    dockerfile = (ROOT / "Dockerfile").read_text("utf-8")
+    kept = set(re.findall(r"! -name ([\w]+)\.dat", dockerfile))
+    probe = (
+        "import json, babel.localedata as data\n"
+        "read, load = set(), data.load\n"
+        "def spy(name, merge_inherited=True):\n"
+        "    read.add(name)\n"
+        "    return load(name, merge_inherited)\n"
+        "data.load = spy\n"
+        "from bot.i18n.languages import LANGUAGES\n"
+        "from bot.i18n.speech import Speech\n"
+        "for language in LANGUAGES:\n"
+        "    s = Speech(language)\n"
+        "    s.number(1234.5), s.percent(0.9), s.date('2024-06-14'), s.date('2024-06')\n"
+        "    s.duration(5, 'minute'), s.duration(2, 'hour', long=True)\n"
+        "print(json.dumps(sorted(read)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    )
+    read = set(json.loads(result.stdout))
+    assert {"root", "en", "zh_Hans_CN", "ja", "ko", "es_ES", "pt_BR", "fr", "de"} <= read  # each one was read
+    assert read <= kept, sorted(read - kept)

@@ -96,10 +96,19 @@ def test_the_table_forgets_idle_users(clock: FakeClock) -> None:
 
 
 def test_when_again_gives_a_discord_timestamp_and_the_wait_in_words() -> None:
-    assert when_again(42.2, now=1000.0) == "<t:1043:R> (in 43 s)"
+    assert when_again(42.2, now=1000.0) == "<t:1043:R> (in 43 sec)"
     assert when_again(125, now=0.0) == "<t:125:R> (in 3 min)"
-    assert when_again(3600 + 61, now=0.0) == "<t:3661:R> (in 1 h 2 min)"
-    assert when_again(0, now=0.0) == "<t:1:R> (in 1 s)"
+    assert when_again(3600 + 61, now=0.0) == "<t:3661:R> (in 1 hr 2 min)"
+    assert when_again(0, now=0.0) == "<t:1:R> (in 1 sec)"
     assert [describe_window(w) for w in (60, 300, 3600, 7200, 45)] == [
         "minute", "5 minutes", "hour", "2 hours", "45 seconds"
     ]
+
+
+def test_the_wait_is_said_in_the_readers_language() -> None:
+    from bot.i18n.speech import speech_in
+
+    assert when_again(125, now=0.0, speech=speech_in("ja")) == "<t:125:R> (3 分後)"
+    assert when_again(3600 + 61, now=0.0, speech=speech_in("de")) == "<t:3661:R> (in 1 Std. 2 Min.)"
+    assert [describe_window(w, speech_in("fr")) for w in (60, 300)] == ["minute", "5 minutes"]
+    assert describe_window(3600, speech_in("zh_CN")) == "小时"

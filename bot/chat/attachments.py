@@ -4,7 +4,8 @@ Images (png, jpeg, webp, gif) are downloaded and sent as base64 data URLs: local
 LM Studio, vLLM) cannot fetch Discord's CDN links, and the links expire. Text files (by extension or a text content
 type) are decoded as UTF-8 (a BOM is honoured), or as Windows-1252 when they are not UTF-8 but look like text;
 binary files are skipped. Sizes are checked before downloading. What is skipped is said in a short note, to the
-model and to the user. Nothing here is ever stored: attachments reach the prompt and nothing else.
+model (in English) and to the user (in their language). Nothing here is ever stored: attachments reach the prompt
+and nothing else.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 from openai.types.chat import ChatCompletionContentPartParam
+
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Np_, Speech
 
 log = logging.getLogger(__name__)
 
@@ -52,22 +55,54 @@ class AttachmentLimits:
     max_text_bytes: int
 
 
+TOO_MANY_IMAGES = Np_("{name} (more than {count} image)", "{name} (more than {count} images)")
+TOO_MANY_FILES = Np_("{name} (more than {count} file)", "{name} (more than {count} files)")
+TOO_BIG = N_("{name} (over {size})")
+NOT_DOWNLOADED = N_("{name} (could not be downloaded)")
+NOT_TEXT = N_("{name} (not a text file)")
+NEITHER = N_("{name} (not a text file or an image)")
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """One attachment left out, and why: `why` is one of the reasons above (a pair: singular and plural of
+    `count`); `size` is a limit in bytes."""
+
+    name: str
+    why: str | tuple[str, str]
+    count: int = 0
+    size: int = 0
+
+    def words(self, speech: Speech = ENGLISH_SPEECH) -> str:
+        if isinstance(self.why, tuple):
+            return speech.trn(*self.why, self.count, name=self.name)
+        return speech.tr(self.why, name=self.name, size=_size(self.size, speech))
+
+    def __str__(self) -> str:
+        """In English: what the model is told."""
+        return self.words()
+
+
 @dataclass(slots=True)
 class ReadAttachments:
     """Image data URLs, text files (name, text), and one short phrase per attachment left out."""
 
     images: list[str] = field(default_factory=list)
     texts: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     unseen_images: list[str] = field(default_factory=list)  # images while vision is off: named to the model
 
-    def note(self) -> str:
-        """One line for the user about what was left out ("" when nothing was)."""
-        return ("Not read: " + "; ".join(self.skipped) + ".") if self.skipped else ""
+    def note(self, speech: Speech = ENGLISH_SPEECH) -> str:
+        """One line for the user about what was left out ("" when nothing was), in their language."""
+        if not self.skipped:
+            return ""
+        return speech.tr("Not read: {attachments}.", attachments="; ".join(item.words(speech) for item in self.skipped))
 
 
-def _size(n_bytes: int) -> str:
-    return f"{n_bytes / 1_000_000:g} MB" if n_bytes >= 1_000_000 else f"{n_bytes / 1000:g} KB"
+def _size(n_bytes: int, speech: Speech = ENGLISH_SPEECH) -> str:
+    if n_bytes >= 1_000_000:
+        return speech.tr("{size} MB", size=speech.number(n_bytes / 1_000_000))
+    return speech.tr("{size} KB", size=speech.number(n_bytes / 1000))
 
 
 def image_type(attachment: AttachmentLike) -> str | None:
@@ -125,11 +160,11 @@ async def _read_image(attachment: AttachmentLike, kind: str, limits: AttachmentL
     if not limits.vision:
         result.unseen_images.append(name)
     elif len(result.images) >= limits.max_images:
-        result.skipped.append(f"{name} (more than {limits.max_images} images)")
+        result.skipped.append(Skipped(name, TOO_MANY_IMAGES, count=limits.max_images))
     elif attachment.size > limits.max_image_bytes:
-        result.skipped.append(f"{name} (over {_size(limits.max_image_bytes)})")
+        result.skipped.append(Skipped(name, TOO_BIG, size=limits.max_image_bytes))
     elif (data := await _download_within(attachment, limits.max_image_bytes)) is None:
-        result.skipped.append(f"{name} (could not be downloaded)")
+        result.skipped.append(Skipped(name, NOT_DOWNLOADED))
     else:
         result.images.append(f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
 
@@ -138,13 +173,13 @@ async def _read_text_file(attachment: AttachmentLike, limits: AttachmentLimits, 
     """Add one text file to `result`: decoded, or as skipped with the reason."""
     name = attachment.filename
     if len(result.texts) >= limits.max_text_files:
-        result.skipped.append(f"{name} (more than {limits.max_text_files} files)")
+        result.skipped.append(Skipped(name, TOO_MANY_FILES, count=limits.max_text_files))
     elif attachment.size > limits.max_text_bytes:
-        result.skipped.append(f"{name} (over {_size(limits.max_text_bytes)})")
+        result.skipped.append(Skipped(name, TOO_BIG, size=limits.max_text_bytes))
     elif (data := await _download_within(attachment, limits.max_text_bytes)) is None:
-        result.skipped.append(f"{name} (could not be downloaded)")
+        result.skipped.append(Skipped(name, NOT_DOWNLOADED))
     elif (text := decode_text(data)) is None:
-        result.skipped.append(f"{name} (not a text file)")
+        result.skipped.append(Skipped(name, NOT_TEXT))
     else:
         result.texts.append((name, text))
 
@@ -159,7 +194,7 @@ async def read_attachments(attachments: list[Any], limits: AttachmentLimits) -> 
         elif is_text(attachment):
             await _read_text_file(attachment, limits, result)
         else:
-            result.skipped.append(f"{attachment.filename} (not a text file or an image)")
+            result.skipped.append(Skipped(attachment.filename, NEITHER))
     return result
 
 
@@ -172,7 +207,7 @@ def user_content(text: str, read: ReadAttachments) -> str | list[ChatCompletionC
     if read.unseen_images:
         parts.append(f"(attached images you cannot see: {', '.join(read.unseen_images)})")
     if read.skipped:
-        parts.append(f"(attachments not read: {'; '.join(read.skipped)})")
+        parts.append(f"(attachments not read: {'; '.join(str(item) for item in read.skipped)})")
     combined = "\n\n".join(parts)
     if not read.images:
         return combined

@@ -7,6 +7,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Speech
+
 
 class RateLimiter:
     """At most `max_events` per `window` seconds per user. `max_events` 0 disables the limit."""
@@ -55,26 +57,33 @@ class RateLimiter:
         return True
 
 
-def when_again(seconds: float, *, now: float | None = None) -> str:
+def when_again(seconds: float, *, now: float | None = None, speech: Speech = ENGLISH_SPEECH) -> str:
     """When something refused by the limit can be done again, for a user: a Discord timestamp (shown in their own
-    time zone, counting down) and the wait in words, so the line reads right where timestamps are not rendered."""
+    time zone, counting down) and the wait in words, in their language, so the line reads right where timestamps
+    are not rendered."""
     wait = max(1, math.ceil(seconds))
     at = int((time.time() if now is None else now) + wait)
     if wait < 60:
-        words = f"{wait} s"
+        words = speech.duration(wait, "second")
     elif wait < 3600:
-        words = f"{math.ceil(wait / 60)} min"
+        words = speech.duration(math.ceil(wait / 60), "minute")
     else:
         hours, minutes = divmod(math.ceil(wait / 60), 60)
-        words = f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"<t:{at}:R> (in {words})"
+        words = speech.duration(hours, "hour")
+        if minutes:
+            words += " " + speech.duration(minutes, "minute")
+    return f"<t:{at}:R> (" + speech.tr("in {duration}", duration=words) + ")"
 
 
-def describe_window(seconds: float) -> str:
+SECOND = N_("second")
+UNITS = {"hour": N_("hour"), "minute": N_("minute"), "second": SECOND}
+
+
+def describe_window(seconds: float, speech: Speech = ENGLISH_SPEECH) -> str:
     """The limit's window in words: "minute", "5 minutes", "hour", "2 hours", "30 seconds"."""
     whole = round(seconds)
     for size, unit in ((3600, "hour"), (60, "minute")):
         if whole >= size and whole % size == 0:
             count = whole // size
-            return unit if count == 1 else f"{count} {unit}s"
-    return f"{whole} seconds" if whole != 1 else "second"
+            return speech.tr(UNITS[unit]) if count == 1 else speech.duration(count, unit, long=True)
+    return speech.duration(whole, "second", long=True) if whole != 1 else speech.tr(SECOND)

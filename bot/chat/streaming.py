@@ -5,8 +5,8 @@ instead of posted and edited at once). From then on the shown messages are broug
 `interval` seconds: each update edits a message at most once and posts the messages that are new. The text is laid
 out with the same splitter as a whole reply (`reply_chunks`), so long answers move to a new message before
 Discord's 2,000 characters and code blocks are closed and reopened at each cut. The message still being written
-shows a "still writing" mark (after a temporary closing fence when it ends inside a code block); the limit leaves
-room for both.
+shows a "still writing" mark in its readers' language (after a temporary closing fence when it ends inside a code
+block); the limit leaves room for both.
 
 Thinking is never shown: text inside an unclosed `<think>` block and a half-received tag are held back, and
 `reveal` (`bot.chat.thinking.Reveal`) holds back more for models that stream their reasoning as plain text: nothing
@@ -30,12 +30,15 @@ from typing import Generic, Protocol, TypeVar
 from bot.chat.model import visible_answer
 from bot.chat.splitting import DISCORD_LIMIT, ends_in_code_block, split_message
 from bot.chat.thinking import Reveal, may_show
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Speech, every_translation
 
 log = logging.getLogger(__name__)
 
-WRITING_MARK = "\n-# … still writing"
+STILL_WRITING = N_("… still writing")
+WRITING_MARK = "\n-# " + STILL_WRITING  # in English; a reply's own mark is in its readers' language
+MARK_ROOM = 48  # characters left for the mark in any language (tests/test_i18n.py checks each fits)
 _TEMPORARY_CLOSE = "\n```"
-REPLY_LIMIT = DISCORD_LIMIT - len(_TEMPORARY_CLOSE) - len(WRITING_MARK)
+REPLY_LIMIT = DISCORD_LIMIT - len(_TEMPORARY_CLOSE) - MARK_ROOM
 FIRST_POST_GRACE_SECONDS = 0.1
 _TAG_PREFIXES = tuple(
     tag[:n] for tag in ("<think>", "</think>", "<thinking>", "</thinking>") for n in range(1, len(tag))
@@ -64,9 +67,22 @@ def shown_so_far(raw: str) -> str:
     return visible_answer(raw)
 
 
-def with_mark(chunk: str) -> str:
+def writing_mark(speech: Speech = ENGLISH_SPEECH) -> str:
+    """The "still writing" mark under a message being written, in its readers' language."""
+    return "\n-# " + speech.tr(STILL_WRITING)
+
+
+def without_writing_mark(text: str) -> str:
+    """`text` without the mark of a reply still being streamed, whatever language it was written in."""
+    for mark in sorted(every_translation(STILL_WRITING), key=len, reverse=True):
+        if text.endswith("\n-# " + mark):
+            return text[: -len("\n-# " + mark)]
+    return text
+
+
+def with_mark(chunk: str, mark: str = WRITING_MARK) -> str:
     """The message still being written: closed code block, then the "still writing" mark."""
-    return chunk + (_TEMPORARY_CLOSE if ends_in_code_block(chunk) else "") + WRITING_MARK
+    return chunk + (_TEMPORARY_CLOSE if ends_in_code_block(chunk) else "") + mark
 
 
 class MessageSink(Protocol[M]):
@@ -100,8 +116,10 @@ class StreamingReply(Generic[M]):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         first_post_grace: float = FIRST_POST_GRACE_SECONDS,
         reveal: Reveal = Reveal.LIVE,
+        mark: str = WRITING_MARK,
     ) -> None:
         self._sink = sink
+        self._mark = mark
         self._reveal = reveal
         self._interval = interval
         self._empty_text = empty_text
@@ -177,7 +195,7 @@ class StreamingReply(Generic[M]):
         """Bring the messages to `text` (one edit per message at most, new messages posted)."""
         chunks = reply_chunks(text)
         if live and chunks:
-            chunks[-1] = with_mark(chunks[-1])
+            chunks[-1] = with_mark(chunks[-1], self._mark)
         try:
             await self._apply(chunks)
         finally:
@@ -202,12 +220,12 @@ class StreamingReply(Generic[M]):
 
     async def _unmark(self) -> None:
         """After a failure mid-answer: take the "still writing" mark off what was shown (best effort)."""
-        if not self._messages or not self._shown[-1].endswith(WRITING_MARK):
+        if not self._messages or not self._shown[-1].endswith(self._mark):
             return
         with contextlib.suppress(Exception):
             if self._last_update is not None:
                 await self._sleep(max(0.0, self._last_update + self._interval - self._clock()))
-            await self._sink.edit(self._messages[-1], self._shown[-1][: -len(WRITING_MARK)])
+            await self._sink.edit(self._messages[-1], self._shown[-1][: -len(self._mark)])
 
     async def _finish(self, final: str) -> None:
         """Show exactly the final chunks: edit what differs (after the interval), post what is missing, replace

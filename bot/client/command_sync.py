@@ -1,8 +1,9 @@
 """Syncing slash commands only when their definitions or their target changed, and never leaving two copies.
 
 Discord allows only a limited number of command creations per day, and a global sync on every start is the classic
-way to hit it. We hash the commands' JSON definitions, remember the hash and the target of the last successful sync
-in `DATA_DIR/command-sync.json`, and sync only when either differs (or when an admin forces it).
+way to hit it. We hash the commands' JSON definitions as the sync sends them (with the tree's translator: their
+names and descriptions in every language, so a changed catalog syncs again), remember the hash and the target of the
+last successful sync in `DATA_DIR/command-sync.json`, and sync only when either differs (or when an admin forces it).
 
 The target is global, or one server (`COMMAND_SYNC_GUILD_ID`: "this one server only"). A server sees a global
 command and a server copy of it side by side, so moving the target also empties the old one:
@@ -45,13 +46,23 @@ class SyncState:
     fingerprint: str
 
 
-def commands_fingerprint(tree: app_commands.CommandTree[Any], guild_id: int | None = None) -> str:
-    """A stable hash of every command definition the tree would send to that target."""
+async def command_payloads(tree: app_commands.CommandTree[Any], guild_id: int | None = None) -> list[dict[str, Any]]:
+    """Every command definition the tree would send to that target, as `CommandTree.sync` builds it: translated
+    (`name_localizations`, `description_localizations`) when the tree has a translator."""
     guild = Object(guild_id) if guild_id else None
-    payload = sorted(
-        (command.to_dict(tree) for command in tree.get_commands(guild=guild)),
-        key=lambda c: (c.get("type", 1), c["name"]),
-    )
+    translator = tree.translator
+    payloads = []
+    for command in tree.get_commands(guild=guild):
+        if translator is not None:
+            payloads.append(await command.get_translated_payload(tree, translator))
+        else:
+            payloads.append(command.to_dict(tree))
+    return payloads
+
+
+async def commands_fingerprint(tree: app_commands.CommandTree[Any], guild_id: int | None = None) -> str:
+    """A stable hash of every command definition the tree would send to that target, localizations included."""
+    payload = sorted(await command_payloads(tree, guild_id), key=lambda c: (c.get("type", 1), c["name"]))
     digest = hashlib.sha256(json.dumps({"guild": guild_id, "commands": payload}, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -102,7 +113,7 @@ async def sync_if_changed(
     target = guild_id or None
     if target is not None:
         tree.copy_global_to(guild=Object(target))
-    fingerprint = commands_fingerprint(tree, target)
+    fingerprint = await commands_fingerprint(tree, target)
     state_path = data_dir / STATE_FILE
     previous = read_state(state_path)
     if not force and previous == SyncState(target, fingerprint):

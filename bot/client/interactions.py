@@ -7,7 +7,10 @@ which command, which user id, what went wrong and where, never the message or me
 kept for LOG_LEVEL=DEBUG. Views that do work in their buttons subclass `SafeView`.
 
 A request the memory engine refuses on purpose (`InvalidRequest`: an unknown fact id, minutes out of range, text
-that cannot be stored) is not a failure: its one line is the answer, so commands need not catch it themselves.
+that cannot be stored) is not a failure: its one line is the answer, so commands need not catch it themselves. Every
+answer here is in the language of the person who used the interaction (`bot.i18n.readers`); the engine's line is
+translated from the `Phrase` it carries. The tree also notes each user's language (`LocaleBook`) for the messages
+the bot later sends them in DMs.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.i18n.readers import LocaleBook, interaction_speech
+from bot.i18n.speech import N_, Speech
 from bot.memory.errors import InvalidRequest
 
 log = logging.getLogger(__name__)
 
 EVERYWHERE = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True)
-APOLOGY = "Sorry, something went wrong on my side and that didn't work. Please try again in a moment."
-OUTDATED = "This command changed since your Discord app loaded it. Please try again in a minute."
+APOLOGY = N_("Sorry, something went wrong on my side and that didn't work. Please try again in a moment.")
+OUTDATED = N_("This command changed since your Discord app loaded it. Please try again in a minute.")
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,27 +54,28 @@ def may_administer(interaction: discord.Interaction[Any]) -> bool:
     return interaction.guild is not None and interaction.permissions.manage_guild
 
 
-def user_reply(error: app_commands.AppCommandError) -> tuple[str, int]:
-    """What to tell the user about a failed command, and how loudly to log it."""
+def user_reply(error: app_commands.AppCommandError, speech: Speech) -> tuple[str, int]:
+    """What to tell the user about a failed command, in their language, and how loudly to log it."""
     original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
     if isinstance(original, InvalidRequest):
-        return str(original), logging.DEBUG
+        return speech.phrase(original.phrase), logging.DEBUG
     if isinstance(error, app_commands.MissingPermissions | app_commands.MissingAnyRole | app_commands.MissingRole):
-        return "You don't have the permission this command needs.", logging.INFO
+        return speech.tr("You don't have the permission this command needs."), logging.INFO
     if isinstance(error, app_commands.BotMissingPermissions):
         missing = ", ".join(error.missing_permissions).replace("_", " ")
-        return f"I need the {missing} permission here to do that.", logging.WARNING
+        return speech.tr("I need the {permissions} permission here to do that.", permissions=missing), logging.WARNING
     if isinstance(error, app_commands.CommandOnCooldown):
-        return f"Please wait {max(1, round(error.retry_after))}s before using this again.", logging.INFO
+        seconds = speech.number(max(1, round(error.retry_after)))
+        return speech.tr("Please wait {seconds} s before using this again.", seconds=seconds), logging.INFO
     if isinstance(error, app_commands.NoPrivateMessage):
-        return "This command only works in a server.", logging.INFO
+        return speech.tr("This command only works in a server."), logging.INFO
     if isinstance(error, app_commands.CheckFailure):
-        return "You can't use this command here.", logging.INFO
+        return speech.tr("You can't use this command here."), logging.INFO
     if isinstance(error, app_commands.TransformerError):
-        return "One of the options has a value I can't use. Please check it and try again.", logging.INFO
+        return speech.tr("One of the options has a value I can't use. Please check it and try again."), logging.INFO
     if isinstance(error, app_commands.CommandNotFound | app_commands.CommandSignatureMismatch):
-        return OUTDATED, logging.WARNING
-    return APOLOGY, logging.ERROR
+        return speech.tr(OUTDATED), logging.WARNING
+    return speech.tr(APOLOGY), logging.ERROR
 
 
 async def answer_privately(interaction: discord.Interaction[Any], text: str) -> bool:
@@ -93,13 +99,23 @@ def _log_failure(level: int, what: str, interaction: discord.Interaction[Any], e
 
 
 class MemoryCommandTree(app_commands.CommandTree[Any]):
-    """The bot's command tree: one error hook for every slash command, whatever cog defines it."""
+    """The bot's command tree: one error hook for every slash command, whatever cog defines it, and the book of
+    its users' languages."""
+
+    def __init__(self, client: discord.Client, **options: Any) -> None:
+        super().__init__(client, **options)
+        self.locales = LocaleBook()
+
+    async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
+        """Every command and message menu passes here first: note the language the user's Discord speaks."""
+        self.locales.note(interaction)
+        return True
 
     async def on_error(self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError) -> None:
         original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
         command = interaction.command
         what = f"/{command.qualified_name}" if command is not None else "a slash command"
-        text, level = user_reply(error)
+        text, level = user_reply(error, interaction_speech(interaction))
         _log_failure(level, what, interaction, original)
         await answer_privately(interaction, text)
 
@@ -120,10 +136,11 @@ class SafeView(discord.ui.View):
 async def apologise_in_place(interaction: discord.Interaction[Any]) -> None:
     """A pressed button failed: the message it sits on becomes the apology, without its buttons (so nobody presses
     a dead one again); privately when that message cannot be edited."""
+    apology = interaction_speech(interaction).tr(APOLOGY)
     try:
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=APOLOGY, view=None)
+            await interaction.edit_original_response(content=apology, view=None)
         else:
-            await interaction.response.edit_message(content=APOLOGY, view=None)
+            await interaction.response.edit_message(content=apology, view=None)
     except discord.HTTPException:
-        await answer_privately(interaction, APOLOGY)
+        await answer_privately(interaction, apology)

@@ -28,6 +28,7 @@ from typing import Protocol
 
 import discord
 
+from bot.i18n.speech import ENGLISH_SPEECH, Speech
 from bot.memory.models import DM_PLACE, Location, Place
 
 HIDDEN_CHANNEL_NAME = "___hidden___"
@@ -125,26 +126,27 @@ class _Cache(Protocol):
     def get_channel(self, channel_id: int, /) -> object: ...
 
 
-def place_name(key: str, cache: _Cache) -> str:
-    """A stored place key in words: "DMs", the server's name, "#channel (server)"; ids when not in the cache."""
+def place_name(key: str, cache: _Cache, speech: Speech = ENGLISH_SPEECH) -> str:
+    """A stored place key in words, in the reader's language: "DMs", the server's name, "#channel (server)"; ids
+    when not in the cache."""
     if key == DM_PLACE:
-        return "DMs"
+        return speech.tr("DMs")
     kind, _, number = key.partition(":")
     if not number.isdigit():
         return key
     if kind == "guild":
         guild = cache.get_guild(int(number))
-        return guild.name if guild is not None else f"server {number}"
+        return guild.name if guild is not None else speech.tr("server {id}", id=number)
     if kind == "nsfw":
         guild = cache.get_guild(int(number))
         if guild is not None:
-            return f"age-restricted channels of {guild.name}"
-        return f"{place_name(f'channel:{number}', cache)}, age-restricted"
+            return speech.tr("age-restricted channels of {server}", server=guild.name)
+        return speech.tr("{channel}, age-restricted", channel=place_name(f"channel:{number}", cache, speech))
     if kind == "channel":
         channel = cache.get_channel(int(number))
         name = None if is_hidden_placeholder(channel) else getattr(channel, "name", None)
         server = getattr(getattr(channel, "guild", None), "name", None)
         if name is None:
-            return f"private channel {number}"
+            return speech.tr("private channel {id}", id=number)
         return f"#{name} ({server})" if server else f"#{name}"
     return key

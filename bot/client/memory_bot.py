@@ -3,6 +3,9 @@
 A bot for its cogs and extensions, but the bot has no prefix commands: people talk to it, and every
 command is a slash command. So messages are not parsed for commands at all (the chat cog's listener handles
 them); otherwise `@bot hello` would be looked up as a command named "hello" and logged as an error.
+
+Its command tree speaks its users' languages: the tree's translator (`bot.i18n.translator`) gives Discord the
+commands' names and descriptions in each of them, and the tree notes each user's language (`locales`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from bot.app import Resources
 from bot.chat.copies import MessageCopies
 from bot.client.command_sync import sync_if_changed
 from bot.client.interactions import MemoryCommandTree
+from bot.i18n.readers import LocaleBook
+from bot.i18n.translator import CatalogTranslator
 from bot.ops.health import write_heartbeat
 from bot.ops.shards import ShardHealth, describe_shards
 
@@ -130,6 +135,18 @@ class MemoryBot(commands.AutoShardedBot):
     async def on_message(self, message: discord.Message, /) -> None:
         """No prefix commands (see the module docstring): the chat cog's listener answers messages."""
 
+    @property
+    def locales(self) -> LocaleBook:
+        """The language each user's Discord last reported (for what the bot sends them in DMs)."""
+        tree = self.tree
+        assert isinstance(tree, MemoryCommandTree)
+        return tree.locales
+
+    async def prepare(self) -> None:
+        """What comes before the gateway: the commands' translator, then the cogs (their commands with it)."""
+        await self.tree.set_translator(CatalogTranslator())
+        await self.load_extensions()
+
     async def load_extensions(self) -> None:
         """Load every cog; a broken one is logged and skipped, so the rest of the bot still works."""
         for name in EXTENSIONS:
@@ -140,7 +157,7 @@ class MemoryBot(commands.AutoShardedBot):
                 log.exception("could not load extension %s; continuing without it", name)
 
     async def setup_hook(self) -> None:
-        await self.load_extensions()
+        await self.prepare()
         await self.sync_commands()
         self._heartbeat = asyncio.create_task(self._beat(), name="heartbeat")
 

@@ -12,6 +12,9 @@ DMs off (`/bot-settings dms`) and whose allowed roles, if any, they have. Withou
 bot cannot list a user's servers, so it asks Discord for the user's membership server by server: first the servers
 where it saw them talk to it, then the others, at most `MEMBER_LOOKUPS` requests per check; the verdict is kept
 for a few minutes. A process only knows the servers of its own shards.
+
+A refusal's notice is said in its reader's language: the server's in a server, the user's last known in a DM
+(`MemoryBot.locales`), or the one given (an interaction's).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bot.chat.concurrency import NoticeThrottle
 from bot.chat.model import CallTokens
+from bot.i18n.speech import N_, Speech
 from bot.memory.doors import Chosen, Exceeded, estimate_tokens
 from bot.memory.models import Location
 from bot.storage.lru import LruCache
@@ -42,8 +46,8 @@ MEMBER_VERDICT_SECONDS = 600.0
 NOT_MEMBER_VERDICT_SECONDS = 60.0  # short: someone who just joined a server should not wait long
 SEEN_USERS = 10_000
 
-DMS_OFF = "I don't answer direct messages here. Talk to me in a server instead."
-DMS_MEMBERS_ONLY = (
+DMS_OFF = N_("I don't answer direct messages here. Talk to me in a server instead.")
+DMS_MEMBERS_ONLY = N_(
     "I only answer direct messages from members of a server I'm in. Talk to me in a server we share instead."
 )
 
@@ -63,12 +67,18 @@ def roles_text(roles: frozenset[int]) -> str:
     return ", ".join(f"<@&{role}>" for role in sorted(roles))
 
 
-def budget_notice(exceeded: Exceeded) -> str:
+def budget_notice(exceeded: Exceeded, speech: Speech) -> str:
     """One short line: whose budget is used up and when it resets (a Discord timestamp, shown in local time)."""
     reset = f"{discord.utils.format_dt(exceeded.resets_at, 'R')} ({discord.utils.format_dt(exceeded.resets_at, 't')})"
+    limit = speech.number(exceeded.limit)
     if exceeded.scope == "user":
-        return f"You've used today's token budget with me ({exceeded.limit:,} tokens). It resets {reset}."
-    return f"This server has used today's token budget with me ({exceeded.limit:,} tokens). It resets {reset}."
+        return speech.tr(
+            "You've used today's token budget with me ({limit} tokens). It resets {reset}.", limit=limit, reset=reset
+        )
+    return speech.tr(
+        "This server has used today's token budget with me ({limit} tokens). It resets {reset}.", limit=limit,
+        reset=reset,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,25 +135,32 @@ class ReplyPolicy:
 
     # --- who may talk to the bot, and budgets ---------------------------------------------------------------
 
-    async def refusal(self, message: discord.Message, *, always_tell: bool = False) -> Refusal | None:
+    async def refusal(
+        self, message: discord.Message, *, always_tell: bool = False, speech: Speech | None = None
+    ) -> Refusal | None:
         """Why the model is not called for this message (it was addressed to the bot), or None. The notice is
-        given once per user in a while, or every time with `always_tell` (an interaction must be answered)."""
+        given once per user in a while, or every time with `always_tell` (an interaction must be answered); it is
+        in `speech`'s language, else in the language of the place the message was written."""
         author = message.author
+        speech = speech or self.bot.locales.speech_for(message)
         if message.guild is None:
             if not await self.dm_allowed(author.id):
                 off = self.settings.effective_dm_policy == "off"
-                return self._refuse(author.id, DMS_OFF if off else DMS_MEMBERS_ONLY, learn=False, tell=always_tell)
+                text = speech.tr(DMS_OFF) if off else speech.tr(DMS_MEMBERS_ONLY)
+                return self._refuse(author.id, text, learn=False, tell=always_tell)
         else:
             self._saw(author.id, message.guild.id)
             roles = self.memory.community.allowed_roles(message.guild.id)
             if not may_talk(author, roles):
-                text = f"In this server, only members with these roles can talk to me: {roles_text(roles)}."
+                text = speech.tr(
+                    "In this server, only members with these roles can talk to me: {roles}.", roles=roles_text(roles)
+                )
                 return self._refuse(author.id, text, learn=False, tell=always_tell)
         exceeded = self.memory.budgets.exceeded(author.id, message.guild.id if message.guild else None)
         if exceeded is None:
             return None
         log.info("budget: no reply to user %s, the %s's daily budget is used up", author.id, exceeded.scope)
-        return self._refuse(author.id, budget_notice(exceeded), learn=True, tell=always_tell)
+        return self._refuse(author.id, budget_notice(exceeded, speech), learn=True, tell=always_tell)
 
     def _refuse(self, user_id: int, text: str, *, learn: bool, tell: bool) -> Refusal:
         return Refusal(text if tell or self.notices.should_tell(user_id) else None, learn)

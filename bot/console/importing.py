@@ -26,7 +26,7 @@ def preview_lines(preview: ImportPreview) -> list[str]:
         *_section("will be added", list(preview.adding)),
         *_section("sensitive, added only if you answer 'sensitive'", [f"{t} ({k})" for t, k in preview.sensitive]),
         *_section("already known, skipped", list(preview.known)),
-        *_section("refused", list(preview.refused)),
+        *_section("refused", [str(line) for line in preview.refused]),
     ]
 
 
@@ -36,7 +36,9 @@ def _read(path: Path) -> tuple[bytes | None, int]:
         size = path.stat().st_size
         return (path.read_bytes() if size <= MAX_IMPORT_BYTES else None), size
     except OSError as error:
-        raise InvalidRequest(f"cannot read {path}: {error.strerror or type(error).__name__}") from None
+        raise InvalidRequest(
+            "cannot read {path}: {reason}", path=str(path), reason=error.strerror or type(error).__name__
+        ) from None
 
 
 async def run_import(mine: UserDoor, path: Path, *, ask: Ask, say: Say) -> None:

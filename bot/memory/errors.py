@@ -2,11 +2,12 @@
 
 The root is declared with the storage plumbing (`bot.storage.errors`), so a storage failure is an engine error too:
 a cog or the console catches `MemoryBotError` once. Messages are one line without secrets; `InvalidRequest`'s is
-meant for the user who asked.
+meant for the user who asked, and carries it as a `Phrase` too, so the application can say it in their language.
 """
 
 from __future__ import annotations
 
+from bot.memory.phrases import Phrase
 from bot.storage.errors import InvalidUserId, MemoryBotError, RecordsUnreadable, SchemaError, StorageUnavailable
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidUserId",
     "MemoryBotError",
+    "Phrase",
     "RecordsUnreadable",
     "SchemaError",
     "Stale",
@@ -23,7 +25,14 @@ __all__ = [
 
 
 class InvalidRequest(MemoryBotError, ValueError):
-    """A user's request that cannot be carried out as asked; the message is one line to show them."""
+    """A user's request that cannot be carried out as asked; the message is one line to show them.
+
+    `InvalidRequest("Minutes must be between 1 and {most}.", most=1440)`, or a ready `Phrase`: `phrase` keeps the
+    template and its values for translation, `str(error)` is the English line."""
+
+    def __init__(self, message: str | Phrase, /, **values: str | int | float | Phrase) -> None:
+        self.phrase = message if isinstance(message, Phrase) else Phrase(message, **values)
+        super().__init__(str(self.phrase))
 
 
 class ExtractionFailed(MemoryBotError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.memory.phrases import Phrase
 from bot.memory.records.privacy_modes import PrivacyRecord
 
 MAX_FORGET_MINUTES = 1440  # `/memory forget minutes:` reaches back a day (a summary's history is kept that long)
@@ -95,12 +96,13 @@ class ModeChange:
 class ImportPreview:
     """What an import would do, kept pending under `token` until the user confirms or cancels it (or it expires).
     `adding`, `known` and `sensitive` hold the memories' words (the user's own, shown only to them); `refused`
-    holds one line per refused item that never repeats it (a credential is named by its kind only)."""
+    holds one line per refused item that never repeats it (a credential is named by its kind only), as a `Phrase`
+    for the application to put in the user's words."""
 
     token: str
     adding: tuple[str, ...]
     known: tuple[str, ...]
-    refused: tuple[str, ...]
+    refused: tuple[Phrase, ...]
     sensitive: tuple[tuple[str, str], ...]  # (words, kind of data)
     expires_at: str
 

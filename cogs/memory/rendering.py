@@ -3,7 +3,8 @@ Markdown when it does not fit, the privacy modes in words, and what one reply us
 
 Every item names the place it was learned in; what the place the command was used in cannot use is marked, and
 closed facts appear as history with their dates. The same memory, search and labels always give the same pages (the
-page buttons rebuild them after a restart).
+page buttons rebuild them after a restart). Everything the bot says here is in the reader's language (the labels'
+`speech`), with dates and numbers written their way; what memory holds stays in the words the user used.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from datetime import datetime
 
 import discord
 
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Speech
 from bot.memory.doors import PrivacyRecord, RecalledItem
 from bot.memory.models import DM_PLACE, ORIGIN_IMPORTED, Fact, MemoryFile
 from bot.memory.pipeline.render import SECTION_LABELS
 
 FACTS_PER_PAGE = 10
-SHOW_FOOTER = "Correct one with /memory edit, remove one with /memory forget fact:<id>, or all with /memory forget."
+SHOW_FOOTER = N_("Correct one with /memory edit, remove one with /memory forget fact:<id>, or all with /memory forget.")
 EMBED_DESCRIPTION_LIMIT = 4096
 EMBED_FIELD_LIMIT = 1024
 EMBED_TOTAL_LIMIT = 6000
@@ -28,26 +30,31 @@ EMBED_COLOUR = discord.Colour.blurple()
 EMBED_FIELDS_MAX = 25
 EMBED_FIELD_NAME_LIMIT = 256
 FACT_LINE_LIMIT = 1500  # one fact's line; a page's description holds several
-NOT_HERE = "not used here"
-HISTORY_NOTE = "no longer true, never used in replies"
+NOT_HERE = N_("not used here")
+HISTORY_NOTE = N_("no longer true, never used in replies")
 
 
 @dataclass(frozen=True, slots=True)
 class PlaceLabels:
-    """How `/memory show` names places, and which items the place it was asked in may use."""
+    """How `/memory show` names places, and which items the place it was asked in may use; `speech` is the
+    reader's language."""
 
     here: str
     name: Callable[[str], str]
     fact_usable: Callable[[Fact], bool]
     summaries_usable: Callable[[str], bool]
+    speech: Speech = ENGLISH_SPEECH
 
     def fact_where(self, fact: Fact) -> str:
-        where = "shared everywhere" if fact.shared else self.name(fact.place)
-        return where if self.fact_usable(fact) else f"{where}, {NOT_HERE}"
+        where = self.speech.tr("shared everywhere") if fact.shared else self.name(fact.place)
+        return where if self.fact_usable(fact) else self._not_here(where)
 
     def summary_where(self, place: str) -> str:
         where = self.name(place)
-        return where if self.summaries_usable(place) else f"{where}, {NOT_HERE}"
+        return where if self.summaries_usable(place) else self._not_here(where)
+
+    def _not_here(self, where: str) -> str:
+        return self.speech.tr("{place}, not used here", place=where)
 
     def hidden(self, memory: MemoryFile) -> int:
         """How many facts (history aside: it is used nowhere) and places' summaries the place asked in does not
@@ -59,8 +66,8 @@ class PlaceLabels:
 
 
 IN_DMS = PlaceLabels(
-    here="DMs",
-    name=lambda key: "DMs" if key == DM_PLACE else key,
+    here=ENGLISH_SPEECH.tr("DMs"),
+    name=lambda key: ENGLISH_SPEECH.tr("DMs") if key == DM_PLACE else key,
     fact_usable=lambda fact: True,
     summaries_usable=lambda key: True,
 )
@@ -70,37 +77,41 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def fact_line(
-    fact_id: str, content: str, category: str, confidence: float, *, user_owned: bool = False, where: str = "",
-    origin: str = "",
-) -> str:
-    note = f"{category}, {confidence:.0%}"
-    if user_owned:
-        note = "yours, imported" if origin == ORIGIN_IMPORTED else "yours"
-    line = f"`{fact_id}` {discord.utils.escape_markdown(content)} · *{note}*"
+def section_label(name: str, speech: Speech) -> str:
+    """One of the six summaries by its label, in the reader's language ("Work", "工作")."""
+    return speech.tr(SECTION_LABELS.get(name, name))
+
+
+def owner_note(fact: Fact, speech: Speech = ENGLISH_SPEECH) -> str:
+    """Whose words a fact is: "yours" (written or imported), or the model's category and confidence."""
+    if fact.origin == ORIGIN_IMPORTED:
+        return speech.tr("yours, imported")
+    if fact.user_owned:
+        return speech.tr("yours")
+    return speech.tr("{category}, {confidence}", category=speech.tr(fact.category),
+                     confidence=speech.percent(round(fact.confidence, 2)))
+
+
+def fact_line(fact: Fact, *, where: str = "", speech: Speech = ENGLISH_SPEECH) -> str:
+    line = f"`{fact.id}` {discord.utils.escape_markdown(fact.content)} · *{owner_note(fact, speech)}*"
     return f"{line} · {discord.utils.escape_markdown(where)}" if where else line
 
 
-def _owner_note(fact: Fact) -> str:
-    if fact.origin == ORIGIN_IMPORTED:
-        return "yours, imported"
-    return "yours" if fact.user_owned else f"{fact.category}, {fact.confidence:.0%}"
-
-
-def history_note(fact: Fact, memory: MemoryFile) -> str:
+def history_note(fact: Fact, memory: MemoryFile, speech: Speech = ENGLISH_SPEECH) -> str:
     """How a closed fact ended: since when it no longer holds, and the fact that replaced it (while it is kept)."""
-    parts = [f"said {fact.said_at[:10]}"] if fact.said_at and fact.validUntil else []
+    parts = [speech.tr("said {date}", date=speech.date(fact.said_at[:10]))] if fact.said_at and fact.validUntil else []
     ended = fact.validUntil if fact.validUntil and not fact.supersededBy else fact.validTo[:10]
-    parts += [f"until {ended}"] if ended else []
+    parts += [speech.tr("until {date}", date=speech.date(ended))] if ended else []
     if fact.supersededBy and memory.fact_by_id(fact.supersededBy) is not None:
-        parts.append(f"replaced by {fact.supersededBy}")
-    return ", ".join(parts) or "no longer holds"
+        parts.append(speech.tr("replaced by {fact_id}", fact_id=fact.supersededBy))
+    return speech.listing(parts) or speech.tr("no longer holds")
 
 
 def history_line(fact: Fact, memory: MemoryFile, labels: PlaceLabels) -> str:
     """A closed fact: history, used in no reply, forgotten like any fact."""
-    where = "shared everywhere" if fact.shared else labels.name(fact.place)
-    line = f"`{fact.id}` ~~{discord.utils.escape_markdown(fact.content)}~~ · *{history_note(fact, memory)}*"
+    speech = labels.speech
+    where = speech.tr("shared everywhere") if fact.shared else labels.name(fact.place)
+    line = f"`{fact.id}` ~~{discord.utils.escape_markdown(fact.content)}~~ · *{history_note(fact, memory, speech)}*"
     return f"{line} · {discord.utils.escape_markdown(where)}"
 
 
@@ -110,25 +121,26 @@ def _summaries(memory: MemoryFile, labels: PlaceLabels) -> list[tuple[str, str]]
     for place in memory.summary_places():
         for name, section in memory.sections_of(place):
             if section.summary:
-                heading = f"{SECTION_LABELS[name]} · {labels.summary_where(place)}"
+                heading = f"{section_label(name, labels.speech)} · {labels.summary_where(place)}"
                 found.append((clip(heading, EMBED_FIELD_NAME_LIMIT), section.summary))
     return found
 
 
 def memory_as_markdown(memory: MemoryFile, labels: PlaceLabels = IN_DMS) -> str:
     """The whole memory as a Markdown document, for when it does not fit in an embed."""
-    lines = ["# What I remember about you", "", f"Asked in: {labels.here}", ""]
+    speech = labels.speech
+    lines = ["# " + speech.tr("What I remember about you"), "", speech.tr("Asked in: {place}", place=labels.here), ""]
     for heading, summary in _summaries(memory, labels):
         lines += [f"## {heading}", summary, ""]
     live = memory.live_facts()
     if live:
-        lines += ["## Facts", ""]
-        lines += [f"- `{f.id}` {f.content} ({_owner_note(f)}; "
-                  f"{labels.fact_where(f)})" for f in live]
+        lines += ["## " + speech.tr("Facts"), ""]
+        lines += [f"- `{f.id}` {f.content} ({owner_note(f, speech)}; {labels.fact_where(f)})" for f in live]
     history = [fact for fact in memory.facts if fact.closed]
     if history:
-        lines += ["", "## History", "", HISTORY_NOTE, ""]
-        lines += [f"- `{f.id}` {f.content} ({history_note(f, memory)}; {labels.name(f.place)})" for f in history]
+        lines += ["", "## " + speech.tr("History"), "", speech.tr(HISTORY_NOTE), ""]
+        lines += [f"- `{f.id}` {f.content} ({history_note(f, memory, speech)}; {labels.name(f.place)})"
+                  for f in history]
     return "\n".join(lines) + "\n"
 
 
@@ -151,6 +163,7 @@ class _Layout:
 
     title: str
     footer: str
+    speech: Speech  # the reader's language (the pages' numbers)
     pointer: str  # says that shortened summaries are in the attached file
     heading: str  # above the facts: their count, or that the search matched nothing
     summaries: list[tuple[str, str]]
@@ -162,8 +175,11 @@ class _Layout:
     @property
     def room(self) -> int:
         """Characters a page may hold in fields and description: an embed's total less its fixed texts."""
-        fixed = len(self.title) + len(f"Page 9999/9999 · {self.footer}") + len(self.pointer) + len(self.heading)
+        fixed = len(self.title) + len(self.page(9999, 9999) + self.footer) + len(self.pointer) + len(self.heading)
         return EMBED_TOTAL_LIMIT - fixed - 16
+
+    def page(self, number: int, total: int) -> str:
+        return self.speech.tr("Page {number}/{total} · ", number=number, total=total)
 
     @property
     def description_room(self) -> int:
@@ -171,32 +187,35 @@ class _Layout:
 
 
 def _layout(memory: MemoryFile, search: str | None, labels: PlaceLabels) -> _Layout:
-    footer = SHOW_FOOTER
+    speech = labels.speech
+    footer = speech.tr(SHOW_FOOTER)
     if labels.hidden(memory):
-        footer = (
-            f"Items marked \"{NOT_HERE}\" were learned elsewhere and are not used in {clip(labels.here, 120)}; "
-            "/memory share fact:<id> makes a fact usable everywhere. " + footer
-        )
+        footer = speech.tr(
+            "Items marked “{not_here}” were learned elsewhere and are not used in {place}; /memory share "
+            "fact:<id> makes a fact usable everywhere.", not_here=speech.tr(NOT_HERE), place=clip(labels.here, 120),
+        ) + " " + footer
     needle = (search or "").strip().casefold()
     matching = [fact for fact in memory.facts if _matches(fact, needle)] if needle else list(memory.facts)
     facts = [fact for fact in matching if not fact.closed]
     history = [fact for fact in matching if fact.closed]
     summaries = [] if needle else _summaries(memory, labels)
     clipped = any(len(text) > EMBED_FIELD_LIMIT for _, text in summaries)
-    lines = [
-        fact_line(f.id, f.content, f.category, f.confidence, user_owned=f.user_owned, where=labels.fact_where(f),
-                  origin=f.origin)
-        for f in facts
-    ]
+    lines = [fact_line(f, where=labels.fact_where(f), speech=speech) for f in facts]
     if history:
-        lines += [f"**History** ({len(history)}) · {HISTORY_NOTE}"]
+        count = speech.number(len(history))
+        lines += [speech.tr("**History** ({count}) · {note}", count=count, note=speech.tr(HISTORY_NOTE))]
         lines += [history_line(fact, memory, labels) for fact in history]
-    heading = f"**Facts** ({len(facts)})\n" if facts else ""
+    heading = speech.tr("**Facts** ({count})", count=speech.number(len(facts))) + "\n" if facts else ""
+    title = speech.tr("What I remember about you")
+    if needle:
+        title = speech.tr("Facts matching “{search}”", search=clip(search or "", 60))
+    pointer = speech.tr("Some summaries are shortened here: the full text is in the attached file.") + "\n"
     return _Layout(
-        title="What I remember about you" if not needle else f"Facts matching “{clip(search or '', 60)}”",
+        title=title,
         footer=footer,
-        pointer="Some summaries are shortened here: the full text is in the attached file.\n" if clipped else "",
-        heading="No fact matches that search." if needle and not matching else heading,
+        speech=speech,
+        pointer=pointer if clipped else "",
+        heading=speech.tr("No fact matches that search.") if needle and not matching else heading,
         summaries=summaries,
         lines=[clip(line, FACT_LINE_LIMIT) for line in lines],
         live=len(facts),
@@ -240,7 +259,7 @@ def _embed(layout: _Layout, page: _Page, number: int, total: int) -> discord.Emb
     if page.lines or (number == 1 and layout.no_facts and layout.heading):
         parts.append((layout.heading if page.has_facts or not page.lines else "") + "\n".join(page.lines))
     embed.description = "".join(parts).strip() or None
-    prefix = f"Page {number}/{total} · " if total > 1 else ""
+    prefix = layout.page(number, total) if total > 1 else ""
     embed.set_footer(text=prefix + layout.footer)
     return embed
 
@@ -272,38 +291,43 @@ def _until(moment: datetime) -> str:
     return f"{discord.utils.format_dt(moment, 'f')} ({discord.utils.format_dt(moment, 'R')})"
 
 
-def describe_modes(modes: PrivacyRecord) -> str:
+def describe_modes(modes: PrivacyRecord, speech: Speech = ENGLISH_SPEECH) -> str:
     """One line per mode that is on, for replies and `/memory show`; empty when none is."""
     lines = []
     if modes.paused:
-        lines.append("Learning is paused until you use /memory resume.")
+        lines.append(speech.tr("Learning is paused until you use /memory resume."))
     elif modes.incognito_until is not None:
-        lines.append(f"Incognito: I'm not learning from you until {_until(modes.incognito_until)}.")
+        until = _until(modes.incognito_until)
+        lines.append(speech.tr("Incognito: I'm not learning from you until {until}.", until=until))
     if modes.fresh_until_resume:
-        lines.append("Fresh: my replies don't use your memory until you use /memory resume.")
+        lines.append(speech.tr("Fresh: my replies don't use your memory until you use /memory resume."))
     elif modes.fresh_until is not None:
-        lines.append(f"Fresh: my replies don't use your memory until {_until(modes.fresh_until)}.")
+        until = _until(modes.fresh_until)
+        lines.append(speech.tr("Fresh: my replies don't use your memory until {until}.", until=until))
     return "\n".join(lines)
 
 
-def recalled_embed(items: list[RecalledItem], name: Callable[[str], str] = IN_DMS.name) -> discord.Embed:
+def recalled_embed(
+    items: list[RecalledItem], name: Callable[[str], str] = IN_DMS.name, speech: Speech = ENGLISH_SPEECH
+) -> discord.Embed:
     """What one reply's prompt carried, with today's text; within Discord's embed limits. Summaries learned
     elsewhere than in DMs say where (`name` puts a place in words)."""
     lines = []
     summaries = [item for item in items if item.kind == "section"]
     facts = [item for item in items if item.kind == "fact"]
+    forgotten = "*" + speech.tr("since forgotten") + "*"
     if summaries:
-        lines.append("**Summaries**")
+        lines.append("**" + speech.tr("Summaries") + "**")
         for item in summaries:
-            text = "*since forgotten*" if item.text is None else discord.utils.escape_markdown(clip(item.text, 300))
+            text = forgotten if item.text is None else discord.utils.escape_markdown(clip(item.text, 300))
             where = "" if item.place == DM_PLACE else f" ({name(item.place)})"
-            lines.append(f"- {SECTION_LABELS.get(item.key, item.key)}{where}: {text}")
+            lines.append(f"- {section_label(item.key, speech)}{where}: {text}")
     if facts:
-        lines.append("**Facts**")
+        lines.append("**" + speech.tr("Facts") + "**")
         for item in facts:
-            text = "*since forgotten*" if item.text is None else discord.utils.escape_markdown(clip(item.text, 200))
+            text = forgotten if item.text is None else discord.utils.escape_markdown(clip(item.text, 200))
             lines.append(f"- `{item.key}` {text}")
-    embed = discord.Embed(title="What I remembered for that reply", colour=EMBED_COLOUR)
+    embed = discord.Embed(title=speech.tr("What I remembered for that reply"), colour=EMBED_COLOUR)
     embed.description = clip("\n".join(lines), EMBED_DESCRIPTION_LIMIT)
-    embed.set_footer(text="Shown as they are now. Correct with /memory edit, remove with /memory forget.")
+    embed.set_footer(text=speech.tr("Shown as they are now. Correct with /memory edit, remove with /memory forget."))
     return embed

@@ -2,7 +2,9 @@
 
 Everything a button needs is in its custom id (owner, expiry, the page it turns to, the search), so a press after a
 restart works: the pages are rebuilt from the memory as it is now, and a late press hears that it expired. Only the
-person who asked can press them; a failed press answers with an apology and takes the buttons away.
+person who asked can press them; a failed press answers with an apology and takes the buttons away. Labels and
+answers are in the language of the person pressing (a label is set when the message is sent, in the language of the
+person who asked; both are the same person).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import discord
 from discord.ext import commands
 
 from bot.client.interactions import SafeView, apologise_in_place, failure_summary
+from bot.i18n.readers import LocaleBook, interaction_speech
+from bot.i18n.speech import ENGLISH_SPEECH, N_, Speech
 from bot.memory.doors import ForgetEverything
 from cogs.memory.rendering import PlaceLabels, build_show_pages
 
@@ -28,9 +32,9 @@ log = logging.getLogger(__name__)
 CONFIRM_TIMEOUT_SECONDS = 60.0
 PAGES_TIMEOUT_SECONDS = 300.0
 SEARCH_KEPT = 40  # characters of a search kept (the page buttons carry it in their custom id)
-OWNER_ONLY = "Only the person who asked can press this."
-CONFIRM_EXPIRED = "This confirmation expired: use /memory forget again."
-PAGES_EXPIRED = "These buttons expired: use /memory show again."
+OWNER_ONLY = N_("Only the person who asked can press this.")
+CONFIRM_EXPIRED = N_("This confirmation expired: use /memory forget again.")
+PAGES_EXPIRED = N_("These buttons expired: use /memory show again.")
 
 
 class PageSource(Protocol):
@@ -50,6 +54,13 @@ def _memory_cog(interaction: discord.Interaction) -> Any:
     return cog
 
 
+def _forget_language(interaction: discord.Interaction, user_id: int) -> None:
+    """Forgetting everything drops the language the bot noted for the user too (`LocaleBook`)."""
+    locales = getattr(interaction.client, "locales", None)
+    if isinstance(locales, LocaleBook):
+        locales.forget(user_id)
+
+
 def _expires_in(seconds: float) -> int:
     return int(time.time() + seconds)
 
@@ -60,7 +71,7 @@ def _expired(expires: int) -> bool:
 
 async def _owner_only(interaction: discord.Interaction, owner_id: int) -> bool:
     if interaction.user.id != owner_id:
-        await interaction.response.send_message(OWNER_ONLY, ephemeral=True)
+        await interaction.response.send_message(interaction_speech(interaction).tr(OWNER_ONLY), ephemeral=True)
         return False
     return True
 
@@ -94,10 +105,11 @@ class PageButton(
 
     def __init__(
         self, step: str, owner_id: int, expires: int, page: int, search: str, *, disabled: bool = False,
-        source: PageSource | None = None,
+        source: PageSource | None = None, speech: Speech = ENGLISH_SPEECH,
     ) -> None:
+        label = speech.tr("Previous") if step == "p" else speech.tr("Next")
         super().__init__(discord.ui.Button(
-            label="Previous" if step == "p" else "Next", style=discord.ButtonStyle.secondary, disabled=disabled,
+            label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
             custom_id=f"memory:page:{step}:{owner_id}:{expires}:{page}:{search[:SEARCH_KEPT]}",
         ))
         self.step, self.owner_id, self.expires, self.page, self.search = step, owner_id, expires, page, search
@@ -116,15 +128,16 @@ class PageButton(
         await _answering_failures(interaction, self.item.label or "page", lambda: self._turn(interaction), self.view)
 
     async def _turn(self, interaction: discord.Interaction) -> None:
+        speech = interaction_speech(interaction)
         if _expired(self.expires):
-            await interaction.response.edit_message(content=PAGES_EXPIRED, view=None)
+            await interaction.response.edit_message(content=speech.tr(PAGES_EXPIRED), view=None)
             return
         source: PageSource = self.source or _memory_cog(interaction)
         memory = await source.memory.user(self.owner_id).show()
         pages, _ = build_show_pages(memory, search=self.search or None, labels=source.place_labels(interaction))
         index = max(0, min(len(pages) - 1, self.page))
         view = ShowPagesView(
-            self.owner_id, pages, source=source, search=self.search, index=index, expires=self.expires,
+            self.owner_id, pages, source=source, search=self.search, index=index, expires=self.expires, speech=speech,
         ) if len(pages) > 1 else None
         await interaction.response.edit_message(embed=pages[index], view=view)
 
@@ -144,6 +157,7 @@ class ShowPagesView(SafeView):
         index: int = 0,
         timeout: float = PAGES_TIMEOUT_SECONDS,
         expires: int | None = None,
+        speech: Speech = ENGLISH_SPEECH,
     ) -> None:
         expires = expires if expires is not None else _expires_in(timeout)
         super().__init__(timeout=max(1.0, expires - time.time()))
@@ -154,9 +168,12 @@ class ShowPagesView(SafeView):
         self.origin: discord.Interaction | None = None
         kept = (search or "")[:SEARCH_KEPT]
         last = len(pages) - 1
-        self.previous = PageButton("p", owner_id, expires, max(0, index - 1), kept, disabled=index == 0, source=source)
-        self.next = PageButton("n", owner_id, expires, min(last, index + 1), kept, disabled=index >= last,
-                               source=source)
+        self.previous = PageButton(
+            "p", owner_id, expires, max(0, index - 1), kept, disabled=index == 0, source=source, speech=speech
+        )
+        self.next = PageButton(
+            "n", owner_id, expires, min(last, index + 1), kept, disabled=index >= last, source=source, speech=speech
+        )
         self.add_item(self.previous)
         self.add_item(self.next)
 
@@ -178,10 +195,13 @@ class ForgetButton(
     """"Forget everything" or "Cancel" of `/memory forget`. Owner and expiry are in the custom id, so a press after
     a restart works, a late press hears that it expired, and only the owner can press."""
 
-    def __init__(self, action: str, owner_id: int, expires: int, *, memory: MemoryService | None = None) -> None:
+    def __init__(
+        self, action: str, owner_id: int, expires: int, *, memory: MemoryService | None = None,
+        speech: Speech = ENGLISH_SPEECH,
+    ) -> None:
         yes = action == "yes"
         super().__init__(discord.ui.Button(
-            label="Forget everything" if yes else "Cancel",
+            label=speech.tr("Forget everything") if yes else speech.tr("Cancel"),
             style=discord.ButtonStyle.danger if yes else discord.ButtonStyle.secondary,
             custom_id=f"memory:forget:{action}:{owner_id}:{expires}",
         ))
@@ -209,21 +229,24 @@ class ForgetButton(
             view.stop()
 
     async def _press(self, interaction: discord.Interaction) -> None:
+        speech = interaction_speech(interaction)
         if _expired(self.expires):
             self._settle("expired")
-            await interaction.response.edit_message(content=CONFIRM_EXPIRED, view=None)
+            await interaction.response.edit_message(content=speech.tr(CONFIRM_EXPIRED), view=None)
             return
         if self.action == "no":
             self._settle("cancelled")
-            await interaction.response.edit_message(content="Cancelled: your memory is unchanged.", view=None)
+            cancelled = speech.tr("Cancelled: your memory is unchanged.")
+            await interaction.response.edit_message(content=cancelled, view=None)
             return
         self._settle("forgotten")
         await interaction.response.defer(ephemeral=True)
         memory = self.memory or _memory_cog(interaction).memory
         forgotten = await memory.user(self.owner_id).forget(ForgetEverything())
-        text = "Done: I've forgotten everything I knew about you."
+        _forget_language(interaction, self.owner_id)
+        text = speech.tr("Done: I've forgotten everything I knew about you.")
         if not forgotten.any_memory:
-            text = "Done: I had nothing stored."
+            text = speech.tr("Done: I had nothing stored.")
         await interaction.edit_original_response(content=text, view=None)
 
 
@@ -232,15 +255,17 @@ class ConfirmForgetView(SafeView):
     restart of the bot. While the process runs, the message says it expired when the minute is up."""
 
     def __init__(
-        self, owner_id: int, memory: MemoryService | None = None, *, timeout: float = CONFIRM_TIMEOUT_SECONDS
+        self, owner_id: int, memory: MemoryService | None = None, *, timeout: float = CONFIRM_TIMEOUT_SECONDS,
+        speech: Speech = ENGLISH_SPEECH,
     ) -> None:
         super().__init__(timeout=timeout)
         self.owner_id = owner_id
         self.origin: discord.Interaction | None = None
         self.outcome: str | None = None
+        self.speech = speech
         expires = _expires_in(timeout)
-        self.confirm = ForgetButton("yes", owner_id, expires, memory=memory)
-        self.cancel = ForgetButton("no", owner_id, expires, memory=memory)
+        self.confirm = ForgetButton("yes", owner_id, expires, memory=memory, speech=speech)
+        self.cancel = ForgetButton("no", owner_id, expires, memory=memory, speech=speech)
         self.add_item(self.confirm)
         self.add_item(self.cancel)
 
@@ -251,6 +276,7 @@ class ConfirmForgetView(SafeView):
         self.outcome = "expired"
         if self.origin is not None:
             try:
-                await self.origin.edit_original_response(content="This confirmation expired.", view=None)
+                expired = self.speech.tr("This confirmation expired.")
+                await self.origin.edit_original_response(content=expired, view=None)
             except discord.HTTPException:
                 log.debug("could not edit an expired confirmation", exc_info=True)

@@ -7,7 +7,7 @@ import codecs
 
 import pytest
 
-from bot.chat.attachments import ReadAttachments, decode_text, image_type, is_text, user_content
+from bot.chat.attachments import NOT_TEXT, ReadAttachments, Skipped, decode_text, image_type, is_text, user_content
 from tests.helpers import make_attachment
 
 
@@ -42,7 +42,7 @@ def test_kinds_come_from_the_content_type_or_the_extension() -> None:
 
 
 def test_the_content_is_a_string_without_images_and_parts_with_them() -> None:
-    read = ReadAttachments(texts=[("a.md", "# hi")], skipped=["b.bin (not a text file)"])
+    read = ReadAttachments(texts=[("a.md", "# hi")], skipped=[Skipped("b.bin", NOT_TEXT)])
     assert user_content("Alice: see", read) == (
         'Alice: see\n\n<attachment name="a.md">\n# hi\n</attachment>\n\n(attachments not read: b.bin (not a text file))'
     )

@@ -381,7 +381,7 @@ async def test_more_text_files_than_the_limit_are_left_out_and_named(make_harnes
     message = h.discord.message(s.alice_dm, s.alice_user, "two files", attachments=files)
     await dispatch(h.bot, "message", message)
     content = last_user_content(h)
-    assert "first file" in content and "second file" not in content and "b.txt (more than 1 files)" in content
+    assert "first file" in content and "second file" not in content and "b.txt (more than 1 file)" in content
 
 
 # --- reply chains -------------------------------------------------------------------------------------------

@@ -743,7 +743,7 @@ class Checker:
         requests = [json.dumps(body) for _, body in self.extractions] + [json.dumps(b) for _, b, _ in self.chats]
         for brought in self.w.imports:
             label = f"{NAMES[brought.user]}'s import of {brought.token}"
-            if not brought.answer.startswith("Imported 1 memories"):
+            if not brought.answer.startswith("Imported 1 memory:"):
                 self.add("import: not imported", f"{label}: {brought.answer}")
             if any(brought.secret in text for text in requests):
                 self.add("import: a refused credential reached the model", label)

@@ -142,14 +142,14 @@ def test_facts_that_fill_the_description_to_the_brim_still_fit(target: int) -> N
     facts: list[Fact] = []
     while True:
         facts.append(Fact(id=f"fact_{len(facts):08x}", content="remembered detail " * 5, category="context"))
-        lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in facts]
+        lines = [fact_line(f) for f in facts]
         if len("\n".join(lines)) > target - 200:
             break
     short = len("\n".join(lines))
     facts.append(Fact(id=f"fact_{len(facts):08x}", content="x" * 10, category="context"))
-    pad = target - short - len("\n" + fact_line(facts[-1].id, facts[-1].content, "context", facts[-1].confidence))
+    pad = target - short - len("\n" + fact_line(facts[-1]))
     facts[-1].content = "x" * (10 + pad)
-    lines = [fact_line(f.id, f.content, f.category, f.confidence) for f in facts]
+    lines = [fact_line(f) for f in facts]
     assert len("\n".join(lines)) == target
     pages, attachment = build_show_pages(MemoryFile(facts=facts))
     for page in pages:

@@ -187,7 +187,7 @@ async def test_forget_with_two_options_or_out_of_range_minutes_is_a_clear_no(har
     for minutes in (0, 1441, -3):
         interaction = await run(harness, "forget", ALICE, minutes=minutes)
         assert_private_and_deferred(interaction)
-        assert last_text(interaction) == "Minutes must be between 1 and 1440."
+        assert last_text(interaction) == "Minutes must be between 1 and 1,440."  # numbers written the reader's way
     assert harness.memory_on_disk(ALICE_ID) == before
 
 
@@ -215,8 +215,8 @@ async def test_forget_minutes_removes_recent_facts_drops_pending_turns_and_resto
 
     interaction = await run(h, "forget", ALICE, minutes=30)
     assert_private_and_deferred(interaction)
-    assert "1 facts removed, 1 summaries put back" in last_text(interaction)
-    assert "2 messages" in last_text(interaction)  # the user's and the bot's reply
+    assert "Facts removed: 1; summaries put back as they were: 1" in last_text(interaction)
+    assert "messages I hadn't learned from yet, dropped: 2" in last_text(interaction)  # the user's and the bot's
     stored = h.memory_on_disk(ALICE_ID)
     assert stored is not None
     assert [f["id"] for f in stored["facts"]] == [old.facts[0].id]
@@ -440,6 +440,6 @@ async def test_remember_and_forget_minutes_through_the_command_tree(harness: Har
 
     forget = slash(ALICE, "forget", [{"type": 4, "name": "minutes", "value": 10}])
     await h.bot.tree._call(forget)
-    assert "1 facts removed" in last_text(forget)
+    assert "Facts removed: 1;" in last_text(forget)
     stored = h.memory_on_disk(ALICE_ID)
     assert stored is not None and stored["facts"] == []

@@ -111,7 +111,7 @@ async def test_a_credential_is_refused_unseen_and_health_waits_for_including_sen
     assert set(buttons(message)) == {"Import", "Import including sensitive", "Cancel"}
 
     done = await press(h, message, "Import", ALICE)
-    assert "1 sensitive ones were left out" in calls(done)[-1].content
+    assert "1 sensitive one was left out" in calls(done)[-1].content
     contents = [f["content"] for f in facts_on_disk(h)]
     assert contents == ["Prefers window seats on long flights", "Is learning Portuguese with a tutor on Tuesdays"]
     late = await press(h, message, "Import including sensitive", ALICE)  # already answered
@@ -134,7 +134,7 @@ async def test_the_buttons_work_after_a_restart_and_cancel_keeps_nothing(
     await h.close()
     restarted = await make_harness(data_dir=data)
     done = await press(restarted, message, "Import", ALICE)
-    assert calls(done)[-1].content.startswith("Imported 1 memories")
+    assert calls(done)[-1].content.startswith("Imported 1 memory:")
     assert [f["content"] for f in facts_on_disk(restarted)] == ["Runs a small pottery studio"]
     _, second = preview_of(await run_import(restarted.bot, ALICE, "notes.txt", b"Keeps two cats\n"))
     cancelled = await press(restarted, second, "Cancel", ALICE)

@@ -111,3 +111,38 @@ def test_an_openai_endpoint_and_a_remote_one_are_named(chat_server: Any, tmp_pat
     assert "**llm.example.net**" in text and "pw" not in text and "abc" not in text
     openai = remote.model_copy(update={"openai_base_url": None})
     assert "**OpenAI**" in privacy_statement(openai, pending_seconds=60, commands=[])
+
+
+def test_an_embedding_endpoint_is_named_with_what_it_receives(chat_server: Any, tmp_path: Any) -> None:
+    """With `embedding_endpoint`, the statement says the text of facts and recent messages goes there to become
+    vectors for recall by meaning, stored with the facts (encrypted like them when encryption is on) and deleted with
+    them; the endpoint is named by its host, never its path or credentials."""
+    from bot.i18n.speech import speech_in
+    from bot.storage.sealing import new_master_key_text
+
+    settings = make_settings(chat_server, tmp_path)
+    english = privacy_statement(settings, pending_seconds=60, commands=[], embedding_endpoint="embeddings.example.com")
+    assert (
+        "- The text of your facts and of your recent messages is also sent to **embeddings.example.com**, which turns "
+        "it into vectors (lists of numbers) so that the bot can recall facts by their meaning. The vectors are stored "
+        "with your facts and deleted with them."
+    ) in english
+    assert english.index("embeddings.example.com") > english.index("**Where**")
+    german = privacy_statement(
+        settings, pending_seconds=60, commands=[], embedding_endpoint="embeddings.example.com", speech=speech_in("de")
+    )
+    assert (
+        "- Der Text deiner Fakten und deiner letzten Nachrichten wird außerdem an **embeddings.example.com** gesendet"
+    ) in german and "mit ihnen gelöscht" in german and "vectors" not in german
+    sealed = settings.model_copy(update={"memory_encryption_key": new_master_key_text()})
+    url = "https://user:secret@embeddings.example.com/v1/embeddings?key=abc"
+    encrypted = privacy_statement(sealed, pending_seconds=60, commands=[], embedding_endpoint=url)
+    assert "stored with your facts, encrypted like them, and deleted with them" in encrypted
+    assert "**embeddings.example.com**" in encrypted and "secret" not in encrypted and "abc" not in encrypted
+    local = privacy_statement(settings, pending_seconds=60, commands=[], embedding_endpoint="http://localhost:11434")
+    assert "**an embedding model running on the bot's own server**" in local
+
+
+def test_without_an_embedding_endpoint_nothing_is_said_of_vectors(chat_server: Any, tmp_path: Any) -> None:
+    text = privacy_statement(make_settings(chat_server, tmp_path), pending_seconds=60, commands=[])
+    assert "vector" not in text and "embedding" not in text

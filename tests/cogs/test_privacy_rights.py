@@ -41,5 +41,5 @@ async def test_it_says_credentials_are_never_kept_and_sensitive_data_only_on_req
     text = await statement(await make_harness())
     assert "Passwords, PINs, API keys, tokens, card and bank account numbers are never written into your memory" in text
     assert "health, sex life, religion, politics and finances are kept only when you ask" in text
-    assert "`/memory remember`" in text and '"remember that ..."' in text
+    assert "`/memory remember`" in text and "“remember that ...”" in text
     assert "not what you say later" in text

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.cogs.conftest import ALICE_ID, MakeHarness, make_scene
-from tests.helpers import Harness, dispatch, memory_text, seed_memory
+from tests.helpers import Harness, calls, dispatch, make_interaction, memory_text, run_slash, seed_memory
 from tests.support.embeddings import MODEL, EmbeddingProxy
 from tests.support.engine import parts, wait_vectors
 from tests.support.llm_server import extraction
@@ -129,3 +129,18 @@ async def test_a_hanging_endpoint_costs_a_reply_no_more_than_its_timeout(
     snapshot = h.memory.ops.snapshot().embedding
     assert snapshot is not None and snapshot.failures.get(("query", "timeout")) == 1  # the second did not wait
     assert not any(r.exc_info for r in caplog.records)
+
+
+@pytest.mark.parametrize("embeddings_on", [True, False])
+async def test_privacy_says_what_goes_to_the_embedding_endpoint_while_it_is_on(
+    make_harness: MakeHarness, embeddings: EmbeddingProxy, embeddings_on: bool
+) -> None:
+    h = await make_harness(**(embedding_settings(embeddings) if embeddings_on else {}))
+    s = make_scene(h)
+    shown = await run_slash(h.bot, make_interaction(s.alice_user), "privacy")
+    (call,) = calls(shown)
+    text = " ".join(str(embed.description) for embed in call.kwargs.get("embeds") or [call.kwargs["embed"]])
+    said = "The text of your facts and of your recent messages is also sent to"
+    assert (said in text) is embeddings_on
+    if embeddings_on:
+        assert "an embedding model running on the bot's own server" in text  # the proxy listens on 127.0.0.1

@@ -171,7 +171,7 @@ async def test_regenerate_counts_against_the_rate_limit_and_says_when_it_can_be_
     for _ in range(3):  # pressing again and again: no model call, one clear line each time
         said = await menu(h, "Regenerate", s.alice, s, new.message)
         assert said.startswith("You've reached the limit of 2 answers per hour; you can regenerate again <t:")
-        assert said.endswith(("(in 1 h).", "(in 60 min).", "(in 59 min)."))
+        assert said.endswith(("(in 1 hr).", "(in 60 min).", "(in 59 min)."))
     assert len(h.llm.chat_requests) == calls_before
     assert [r.content for r in h.discord.replies_to(question)] == ["Call him Biscuit."]
     # and the presses counted: a message now is over the limit too

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.i18n.speech import ENGLISH_SPEECH
 from bot.memory.models import Fact, Location, MemoryFile, iso
 from cogs.memory.rendering import IN_DMS, build_show_pages, memory_as_markdown
 from tests.cogs.conftest import ALICE_ID, MakeHarness, Scene, make_scene
@@ -58,7 +59,7 @@ async def test_a_move_is_history_in_show_and_absent_from_every_later_prompt(scen
     facts_part, _, history_part = page.partition("**History**")
     assert "Moved to Lyon" in facts_part and "Lives in Paris" not in facts_part
     assert f"`{paris['id']}` ~~Lives in Paris~~" in history_part
-    assert f"replaced by {lyon['id']}" in history_part and f"until {said_on.isoformat()}" in history_part
+    assert f"replaced by {lyon['id']}" in history_part and f"until {ENGLISH_SPEECH.date(said_on)}" in history_part
 
     asked = h.discord.message(scene.alice_dm, scene.alice_user, "what's a good bakery near me in Paris?")
     await dispatch(bot, "message", asked)
@@ -90,7 +91,7 @@ def test_history_alone_is_shown_as_history_on_pages_within_discord_limits() -> N
         assert "**Facts**" not in (page.description or "")  # nothing holds now: no facts heading on any page
     first = pages[0].description or ""
     assert first.startswith("**History** (39)") and "~~Lived in city number 1," in first
-    assert "replaced by fact_00000002" in first and "until 2024-02-01" in first
+    assert "replaced by fact_00000002" in first and "until Feb 1, 2024" in first  # dates the reader's way
     text = "".join(page.description or "" for page in pages)
     assert "replaced by fact_00000028" not in text  # the last one's replacement is gone: no dangling id
     assert text.count("~~Lived in city number") == 39
@@ -109,7 +110,7 @@ def test_a_search_finds_history_too_and_the_markdown_copy_has_it_apart() -> None
     document = memory_as_markdown(memory, IN_DMS)
     facts, _, history = document.partition("## History")
     assert "Lives in Lyon" in facts and "Lives in Paris" not in facts
-    assert "`fact_0000bbbb` Lives in Paris (until 2024-06-05, replaced by fact_0000aaaa; DMs)" in history
+    assert "`fact_0000bbbb` Lives in Paris (until Jun 5, 2024, replaced by fact_0000aaaa; DMs)" in history
 
 
 def time_boxed(body: dict[str, Any]) -> Response:
@@ -152,7 +153,7 @@ async def test_a_time_boxed_fact_is_used_in_its_week_then_is_history_and_frees_i
     page = calls(await run_slash(bot, make_interaction(scene.alice_user), "memory show"))[-1].kwargs["embed"]
     facts_part, _, history_part = (page.description or "").partition("**History**")
     assert "dental conference" not in facts_part and "bakery" in facts_part
-    assert f"`{rome['id']}` ~~Is in Rome" in history_part and "said 2024-06-12, until 2024-06-16" in history_part
+    assert f"`{rome['id']}` ~~Is in Rome" in history_part and "said Jun 12, 2024, until Jun 16, 2024" in history_part
 
 
 def aged(content: str, days_ago: int, now: datetime, **fields: Any) -> Fact:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bot.memory.models import Fact, MemoryFile, Place, Turn
+from bot.memory.phrases import Phrase
 from bot.memory.pipeline.answer import ExtractionResult
 from bot.memory.pipeline.apply import apply_extraction
 from bot.memory.rules.sensitive import (
@@ -189,8 +190,11 @@ def test_a_summary_loses_only_the_sentences_it_may_not_keep() -> None:
 
 
 def test_the_refusal_names_the_kind_never_the_secret() -> None:
-    line = credential_refusal(f"My OpenAI key is {KEY}")
-    assert line is not None and "an API key" in line and KEY not in line and "\n" not in line
+    refusal = credential_refusal(f"My OpenAI key is {KEY}")
+    assert refusal is not None
+    line = str(refusal)
+    assert "an API key" in line and KEY not in line and "\n" not in line
+    assert refusal.values["kind"] == Phrase("an API key")  # the kind, as words the application translates
     assert credential_refusal("my password is hunter2") is not None
     assert "hunter2" not in str(credential_refusal("my password is hunter2"))
     assert credential_refusal("I have type 1 diabetes") is None  # the user's own words may be sensitive

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.memory.errors import InvalidRequest
+from bot.memory.errors import InvalidRequest, Phrase
 from bot.memory.models import DM_PLACE, ORIGIN_IMPORTED, Fact, MemoryFile, iso, new_fact_id
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.pipeline.apply import evict_overflow, near_duplicate
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 PENDING_FIELD = "pendingImport"
 IMPORT_CONFIRM_MINUTES = 15
-EXPIRED = "This import expired or was already answered: use /memory import again."
+EXPIRED = Phrase("This import expired or was already answered: use /memory import again.")
 
 
 def _pending(memory: MemoryFile) -> dict[str, Any] | None:
@@ -47,8 +47,9 @@ def drop_pending(memory: MemoryFile) -> bool:
 
 def _no_room(count: int, room: int, cap: int) -> InvalidRequest:
     return InvalidRequest(
-        f"That is {count} new memories, but only {max(room, 0)} more fit (I keep at most {cap} facts). Import a "
-        "shorter file, or forget some facts first. Nothing was imported."
+        "That is {count} new memories, but only {room} more fit (I keep at most {cap} facts). Import a shorter file, "
+        "or forget some facts first. Nothing was imported.",
+        count=count, room=max(room, 0), cap=cap,
     )
 
 

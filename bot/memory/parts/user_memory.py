@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.drivers.interfaces import PendingTurn, ReplyRecord
-from bot.memory.errors import InvalidRequest
+from bot.memory.errors import InvalidRequest, Phrase
 from bot.memory.models import (
     DM_PLACE,
     ORIGIN_CORRECTED,
@@ -108,10 +108,13 @@ def _clean_text(text: str) -> str:
     if not content:
         raise InvalidRequest("The text is empty.")
     if len(content) > MAX_USER_FACT_CHARS:
-        raise InvalidRequest(f"That is {len(content)} characters; a fact can have at most {MAX_USER_FACT_CHARS}.")
+        raise InvalidRequest(
+            "That is {length} characters; a fact can have at most {most}.",
+            length=len(content), most=MAX_USER_FACT_CHARS,
+        )
     reason = rejection_reason(content)
     if reason:
-        raise InvalidRequest(f"I can't store that as a fact: {reason}.")
+        raise InvalidRequest("I can't store that as a fact: {reason}.", reason=Phrase(reason))
     return content
 
 
@@ -125,7 +128,7 @@ def _restatement_of(target: Fact, fact: Fact) -> bool:
 
 def _check_mode_minutes(minutes: int) -> None:
     if not 0 <= minutes <= MAX_MODE_MINUTES:
-        raise InvalidRequest(f"Minutes must be between 0 (until /memory resume) and {MAX_MODE_MINUTES}.")
+        raise InvalidRequest("Minutes must be between 0 (until /memory resume) and {most}.", most=MAX_MODE_MINUTES)
 
 
 class UserMemory:
@@ -231,7 +234,7 @@ class UserMemory:
         async with self._shared.writer.change(self.user_id, UserAuthor()) as draft:
             fact = draft.fact_by_id(fact_id)
             if fact is None:
-                raise InvalidRequest(f"You have no fact with the id `{fact_id}`.")
+                raise InvalidRequest("You have no fact with the id `{fact_id}`.", fact_id=fact_id)
             words = taken_back(
                 [fact.content], content, others=(f.content for f in draft.live_facts() if f.id != fact_id)
             )
@@ -299,7 +302,7 @@ class UserMemory:
     async def _forget_section(self, name: str) -> Forgotten:
         """Clear one of the six summaries, in every place, with its previous values."""
         if name not in SECTION_NAMES:
-            raise InvalidRequest(f"There is no summary called `{name}`.")
+            raise InvalidRequest("There is no summary called `{name}`.", name=name)
         cleared = 0
         async with (
             self._forgetting(_users_own_words) as (generation, _),
@@ -320,7 +323,7 @@ class UserMemory:
         from it, each summary changed in it put back to its value from before, and each fact closed by what was
         said in it (or by a fact it removes) open again."""
         if not 1 <= minutes <= MAX_FORGET_MINUTES:
-            raise InvalidRequest(f"Minutes must be between 1 and {MAX_FORGET_MINUTES}.")
+            raise InvalidRequest("Minutes must be between 1 and {most}.", most=MAX_FORGET_MINUTES)
         since = self._shared.clock() - timedelta(minutes=minutes)
         cutoff = iso(since)
         async with (

@@ -23,9 +23,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.memory.errors import InvalidRequest
+from bot.memory.errors import InvalidRequest, Phrase
 from bot.memory.models import FACT_CATEGORIES, Fact, MemoryFile
 from bot.memory.rules.credentials import credential_kind
+from bot.memory.rules.findings import named_kind
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.sensitive import categories_in
 
@@ -33,13 +34,13 @@ MAX_IMPORT_BYTES = 1024 * 1024
 MAX_IMPORT_FACT_CHARS = 400  # as a fact the user types (`/memory remember`)
 KEPT_FIELDS = ("eventDate", "validUntil", "observedAt", "shared")  # what an export's fact brings besides its words
 
+_ZIP, _COMPRESSED, _IMAGE = Phrase("a zip archive"), Phrase("a compressed archive"), Phrase("an image")
 _SIGNATURES = (
-    (b"PK\x03\x04", "a zip archive"), (b"PK\x05\x06", "a zip archive"), (b"\x1f\x8b", "a compressed archive"),
-    (b"7z\xbc\xaf", "a compressed archive"), (b"Rar!", "a compressed archive"), (b"%PDF", "a PDF document"),
-    (b"\x89PNG", "an image"), (b"\xff\xd8\xff", "an image"), (b"GIF8", "an image"),
-    (b"RIFF", "an image or a media file"),
+    (b"PK\x03\x04", _ZIP), (b"PK\x05\x06", _ZIP), (b"\x1f\x8b", _COMPRESSED), (b"7z\xbc\xaf", _COMPRESSED),
+    (b"Rar!", _COMPRESSED), (b"%PDF", Phrase("a PDF document")), (b"\x89PNG", _IMAGE), (b"\xff\xd8\xff", _IMAGE),
+    (b"GIF8", _IMAGE), (b"RIFF", Phrase("an image or a media file")),
 )
-_FORMATS = "the JSON of /memory export, or a text or Markdown file with one memory per line"
+_FORMATS = Phrase("the JSON of /memory export, or a text or Markdown file with one memory per line")
 _SKIPPED = re.compile(r"^(?:#|```|~~~|---|\*\*\*|===|\|)")
 _BULLET = re.compile(r"^(?:[-*+•·▪◦‣–—]|\d{1,3}[.)]|\[[ xX]\])\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -62,13 +63,14 @@ class SortedImport:
 
     adding: list[ImportItem] = field(default_factory=list)
     known: list[ImportItem] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
+    refused: list[Phrase] = field(default_factory=list)
     sensitive: list[tuple[ImportItem, str]] = field(default_factory=list)  # with the kind of data
 
 
 def too_large(size: int) -> InvalidRequest:
     return InvalidRequest(
-        f"That file is {size / 1024 / 1024:.1f} MB; an import can be at most 1 MB. Nothing was imported."
+        "That file is {size} MB; an import can be at most 1 MB. Nothing was imported.",
+        size=round(size / 1024 / 1024, 1),
     )
 
 
@@ -78,13 +80,18 @@ def read_items(data: bytes, *, user_id: int) -> list[ImportItem]:
         raise too_large(len(data))
     for signature, kind in _SIGNATURES:
         if data.startswith(signature):
-            raise InvalidRequest(f"That file is {kind}; I can import {_FORMATS}. Nothing was imported.")
+            raise InvalidRequest("That file is {kind}; I can import {formats}. Nothing was imported.", kind=kind,
+                                 formats=_FORMATS)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidRequest(f"That file is not UTF-8 text; I can import {_FORMATS}. Nothing was imported.") from None
+        raise InvalidRequest(
+            "That file is not UTF-8 text; I can import {formats}. Nothing was imported.", formats=_FORMATS
+        ) from None
     if _CONTROL.search(text):
-        raise InvalidRequest(f"That file is not in a format I know; I can import {_FORMATS}. Nothing was imported.")
+        raise InvalidRequest(
+            "That file is not in a format I know; I can import {formats}. Nothing was imported.", formats=_FORMATS
+        )
     stripped = text.lstrip()
     items = _export_items(stripped, user_id) if stripped[:1] in {"{", "["} else _lines(text)
     if not items:
@@ -95,7 +102,7 @@ def read_items(data: bytes, *, user_id: int) -> list[ImportItem]:
 def _export_items(text: str, user_id: int) -> list[ImportItem]:
     """The open facts of a `/memory export` file of `user_id`."""
     not_an_export = InvalidRequest(
-        f"That JSON file is not a /memory export; I can import {_FORMATS}. Nothing was imported."
+        "That JSON file is not a /memory export; I can import {formats}. Nothing was imported.", formats=_FORMATS
     )
     try:
         data = json.loads(text)
@@ -141,10 +148,13 @@ def sort_items(
     result = SortedImport()
     seen = list(holding)
     for item in items:
-        where = f"line {item.line}" if not item.fields and item.category == "context" else f"item {item.line}"
         refusal = _refusal(item.content)
         if refusal is not None:
-            result.refused.append(f"{where}: {refusal}")
+            line = not item.fields and item.category == "context"
+            result.refused.append(
+                Phrase("line {number}: {refusal}", number=item.line, refusal=refusal) if line
+                else Phrase("item {number}: {refusal}", number=item.line, refusal=refusal)
+            )
             continue
         if duplicate(seen, item.content) is not None:
             result.known.append(item)
@@ -158,12 +168,12 @@ def sort_items(
     return result
 
 
-def _refusal(content: str) -> str | None:
+def _refusal(content: str) -> Phrase | None:
     """Why an item may not be imported at all, without repeating it; None when it may."""
     kind = credential_kind(content)
     if kind is not None:
-        return f"refused, it holds {'an' if kind[0].upper() in 'AEIOU' else 'a'} {kind} (never stored or shown)"
+        return Phrase("refused, it holds {kind} (never stored or shown)", kind=named_kind(kind))
     if len(content) > MAX_IMPORT_FACT_CHARS:
-        return f"refused, longer than {MAX_IMPORT_FACT_CHARS} characters"
+        return Phrase("refused, longer than {most} characters", most=MAX_IMPORT_FACT_CHARS)
     reason = rejection_reason(content)
-    return f"refused, {reason}" if reason else None
+    return Phrase("refused, {reason}", reason=Phrase(reason)) if reason else None

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.memory.phrases import Phrase
+
 API_KEY = "API key"
 TOKEN = "token"  # noqa: S105 -- a kind's name
 PASSWORD = "password"  # noqa: S105 -- a kind's name
 CARD = "card number"
 IBAN = "IBAN"
 PRIVATE_KEY = "private key"
+_NAMED = {
+    API_KEY: Phrase("an API key"), TOKEN: Phrase("a token"), PASSWORD: Phrase("a password"),
+    CARD: Phrase("a card number"), IBAN: Phrase("an IBAN"), PRIVATE_KEY: Phrase("a private key"),
+}
+
+
+def named_kind(kind: str) -> Phrase:
+    """A kind of secret as a user reads it: "a password", "an API key"."""
+    return _NAMED.get(kind) or Phrase(kind)
 
 
 @dataclass(frozen=True, slots=True)

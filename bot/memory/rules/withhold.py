@@ -26,8 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.memory.models import Turn
+from bot.memory.phrases import Phrase
 from bot.memory.rules.credential_batch import FOLLOWING, batch_findings
 from bot.memory.rules.credentials import credential_kind, cut, redact, without_credential_sentences
+from bot.memory.rules.findings import named_kind
 from bot.memory.rules.sensitive import SENSITIVE_UNSPECIFIED, categories_in
 
 _LEAD = (
@@ -161,16 +163,16 @@ def credentials_together(texts: Sequence[str]) -> list[bool]:
     return [bool(found) for found in batch_findings(texts)]
 
 
-def credential_refusal(text: str) -> str | None:
+def credential_refusal(text: str) -> Phrase | None:
     """One line refusing text the user typed that holds a credential (naming its kind, never the value), or
     None when it holds none."""
     kind = credential_kind(text)
     if kind is None:
         return None
-    article = "an" if kind[0] in "AEIOU" else "a"
-    return (
-        f"I can't store that: it looks like it contains {article} {kind}, and I never keep passwords, keys, "
-        "tokens, card or bank account numbers. Leave the secret out and try again."
+    return Phrase(
+        "I can't store that: it looks like it contains {kind}, and I never keep passwords, keys, tokens, card or "
+        "bank account numbers. Leave the secret out and try again.",
+        kind=named_kind(kind),
     )
 
 
