@@ -61,7 +61,7 @@ class Gates:
 def ours() -> Gates:
     return Gates(
         lambda text: credentials.credential_kind(text) is not None, credentials.redact, credential_batch.redact_batch,
-        sensitive.categories_in,
+        sensitive.categories_in, credential_batch.journaled,
     )
 
 

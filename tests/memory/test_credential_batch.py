@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.rules.credential_batch import batch_findings, redact_batch
+from bot.memory.rules.credential_batch import batch_findings, held_back, journaled, redact_batch
 from bot.memory.rules.credentials import find_credentials, redact
 
 HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates"
@@ -100,6 +100,16 @@ def test_one_message_is_read_as_it_is_alone() -> None:
     text = "Their Wi-Fi password is now sunflower42"
     assert batch_findings([text]) == [find_credentials(text)]
     assert redact_batch([]) == []
+
+
+def test_a_value_before_its_name_is_held_back_from_what_is_written_down() -> None:
+    first, second = "q7Mz!4rPw2", "^ that's the new admin password for the panel"
+    assert redact_batch([first, second]) == ["[password removed]", second]  # the batch read whole finds it
+    assert redact_batch([first]) == [first]  # on arrival nothing names it yet
+    assert journaled(first) == "[password removed]"  # so what is written down holds it back
+    assert held_back("Magnolia-Tide-5 lol") and journaled("Magnolia-Tide-5 lol") == "[password removed] lol"
+    for text in ("ok see you at 5", "YES", "lol", "v2.14.3", "I use Bitwarden", "[password removed]"):
+        assert held_back(text) == [] and journaled(text) == text
 
 
 def test_the_held_out_sets_are_vendored_and_labelled() -> None:
