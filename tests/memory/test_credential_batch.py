@@ -112,9 +112,11 @@ def test_a_value_before_its_name_is_held_back_from_what_is_written_down() -> Non
         assert held_back(text) == [] and journaled(text) == text
 
 
-def test_the_held_out_sets_are_vendored_and_labelled() -> None:
-    """The bench reads them from the repository; every secret is the substring it names."""
-    items = [json.loads(line) for line in (HELDOUT / "credentials_heldout.jsonl").read_text("utf-8").splitlines()]
+@pytest.mark.parametrize("name", ["credentials_heldout.jsonl", "credentials_fresh.jsonl"])
+def test_the_labelled_sets_are_vendored_and_labelled(name: str) -> None:
+    """The bench reads the development and held-out sets from the repository; every secret is the substring it
+    names."""
+    items = [json.loads(line) for line in (HELDOUT / name).read_text("utf-8").splitlines()]
     secrets = [item for item in items if item["label"] == "secret"]
     assert len(secrets) >= 80 and any("messages" in item for item in secrets)
     for item in secrets:
