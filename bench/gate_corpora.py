@@ -2,40 +2,45 @@
 
     .venv/bin/python -m bench.gate_corpora [--smoke] [--corpus DIR] [--base REV] [--list]
 
-Always measured: our own held-out sets, `bench/corpora/gates/{credentials,sensitive}_heldout.jsonl` (written before
-the rules were tuned, never tuned on). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
-`DIR/credentials.jsonl` and `DIR/sensitive.jsonl` of the same format (see bench/corpora/gates/README.md); without
-it that part is skipped with one line. The base figures come from the rules as they were at `--base` (default: the
-commit this work started from), read with `git show` and run in the same process on the same items; without git
-the base column stays empty.
+Always measured, from `bench/corpora/gates/` (see its README): the development sets
+`{credentials,sensitive}_heldout.jsonl` (written before the rules were first tuned; their misses have been read
+since) and the held-out sets `{credentials,sensitive}_fresh.jsonl` (written before the rules were tuned on the
+development sets' misses, never tuned on). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
+`DIR/credentials.jsonl` and `DIR/sensitive.jsonl` of the same format; without it that part is skipped with one
+line. The base figures come from the rules as they were at `--base` (default: the commit before the gates read
+batches), every rule module of that commit loaded from `git show` and run in the same process on the same items;
+without git the base column stays empty.
 
 Credentials: a single text is a fact (stored unless the gate finds a credential in it) and a pending turn
 (journaled with each credential cut out); a miss is an item whose secret survives in either. An item of 2-3
-messages arrives one message at a time: each is cut on arrival reading the messages still waiting before it, then
-the batch is read as a whole before extraction (`redact_batch`); a miss is a secret left in what the extractor is
-shown (a separate row counts those journaled as they arrived, before the batch was read whole). `--list` prints
-the errors on the independent corpus only (the held-out set is never looked at item by item). Sensitive data: a miss is a sensitive item with no category found, a false flag an ordinary one with one.
+messages arrives one message at a time: each is cut on arrival reading the messages still waiting before it and
+journaled as the rules keep a turn on disk, then the batch is read as a whole before extraction (`redact_batch`); a
+miss is a secret left in what the extractor is shown (a separate row counts those journaled as they arrived).
+`--list` prints the errors on the development sets and the independent corpus, never on the held-out sets (only
+their totals are printed). Sensitive data: a miss is a sensitive item with no category found, a false flag an
+ordinary one with one.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser, ratio
 from bench.labelled import micros_per_text, share
 from bot.memory.rules import credential_batch, credentials, sensitive
 
-HELDOUT = PROJECT_ROOT / "bench" / "corpora" / "gates"
+SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
 BASE = "6f8cc39"
 CREDENTIAL_MISSES, CREDENTIAL_REFUSALS = 0.02, 0.03
 SENSITIVE_MISSES, SENSITIVE_FLAGS = 0.10, 0.03
@@ -50,36 +55,44 @@ class Gates:
     redact: Callable[[str], str]
     redact_batch: Callable[[list[str]], list[str]] | None
     categories: Callable[[str], frozenset[str]]
+    journal: Callable[[str], str] = lambda text: text  # what the queue keeps of a turn already cut on arrival
 
 
 def ours() -> Gates:
     return Gates(
         lambda text: credentials.credential_kind(text) is not None, credentials.redact, credential_batch.redact_batch,
-        sensitive.categories_in,
+        sensitive.categories_in, credential_batch.journaled,
     )
 
 
 def base_gates(rev: str) -> Gates | None:
-    """The rules of `rev`, loaded from `git show` under module names of their own; None without git or `rev`."""
-    modules: dict[str, ModuleType] = {}
-    for name in ("checksums", "credentials", "sensitive"):
-        try:
-            source = subprocess.run(
-                ["git", "show", f"{rev}:bot/memory/rules/{name}.py"], cwd=PROJECT_ROOT, capture_output=True,
-                text=True, check=True,
-            ).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return None
-        source = source.replace("bot.memory.rules.checksums", "_base_rules_checksums")
-        spec = importlib.util.spec_from_loader(f"_base_rules_{name}", loader=None)
-        assert spec is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        exec(compile(source, f"{rev}:{name}.py", "exec"), module.__dict__)
-        modules[name] = module
-    cred, sens = modules["credentials"], modules["sensitive"]
-    batch = getattr(cred, "redact_batch", None)
-    return Gates(lambda text: cred.credential_kind(text) is not None, cred.redact, batch, sens.categories_in)
+    """The rules of `rev`: every module of its `bot/memory/rules/`, written from `git show` into a package of its
+    own (imports between them pointed at it) and imported from there; None without git or `rev`."""
+    try:
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", f"{rev}:bot/memory/rules/"], cwd=PROJECT_ROOT, capture_output=True,
+            text=True, check=True,
+        ).stdout.split()
+        sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        package = f"_rules_at_{re.sub(r'[^0-9a-zA-Z]', '_', sha)}"
+        folder = Path(tempfile.mkdtemp(prefix="bench-rules-")) / package
+        folder.mkdir()
+        for name in names:
+            if name.endswith(".py"):
+                source = subprocess.run(["git", "show", f"{rev}:bot/memory/rules/{name}"], cwd=PROJECT_ROOT,
+                                        capture_output=True, text=True, check=True).stdout
+                (folder / name).write_text(source.replace("bot.memory.rules.", f"{package}."), encoding="utf-8")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    sys.path.insert(0, str(folder.parent))
+    cred = importlib.import_module(f"{package}.credentials")
+    sens = importlib.import_module(f"{package}.sensitive")
+    batch = importlib.import_module(f"{package}.credential_batch") if "credential_batch.py" in names else None
+    return Gates(
+        lambda text: cred.credential_kind(text) is not None, cred.redact, getattr(batch or cred, "redact_batch", None),
+        sens.categories_in, getattr(batch, "journaled", lambda text: text),
+    )
 
 
 def load(path: Path) -> list[Item]:
@@ -95,7 +108,7 @@ def arrived(gates: Gates, messages: list[str]) -> tuple[list[str], list[str]]:
     waiting: list[str] = []
     for text in messages:
         waiting.append(gates.redact_batch([*waiting, text])[-1])
-    return waiting, gates.redact_batch(waiting)
+    return [gates.journal(text) for text in waiting], gates.redact_batch(waiting)
 
 
 def journaled(gates: Gates, item: Item) -> bool:
@@ -153,7 +166,7 @@ def credential_rows(table: Table, name: str, items: list[Item], ours_: Gates, ba
         if goal is not None:
             wrong += mine.wrong
     early = tally(lambda item: journaled(ours_, item), split)
-    table.add(f"{name}:   split, journaled before the batch was read whole", early.figure(),
+    table.add(f"{name}:   split, journaled on arrival", early.figure(),
               tally(lambda item: journaled(base, item), split).figure() if base else "")
     return wrong
 
@@ -208,11 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = parser(__doc__)
     p.add_argument("--corpus", help="folder holding credentials.jsonl and sensitive.jsonl (or GATES_CORPUS_DIR)")
     p.add_argument("--base", default=BASE, help="the commit whose rules form the base column")
-    p.add_argument("--list", action="store_true", help="print our errors on the independent corpus")
+    p.add_argument("--list", action="store_true", help="print our errors on the development sets and the "
+                   "independent corpus (never on the held-out sets)")
     args = p.parse_args(argv)
     header("credential gate and sensitive backstop on labelled corpora", args.smoke)
     mine, base = ours(), base_gates(args.base)
-    parts = [("held-out", HELDOUT / "credentials_heldout.jsonl", HELDOUT / "sensitive_heldout.jsonl", False)]
+    parts = [("development", SETS / "credentials_heldout.jsonl", SETS / "sensitive_heldout.jsonl", args.list),
+             ("held-out", SETS / "credentials_fresh.jsonl", SETS / "sensitive_fresh.jsonl", False)]
     folder = corpus_dir(args.corpus)
     if folder is not None and (folder / "credentials.jsonl").is_file() and (folder / "sensitive.jsonl").is_file():
         parts.append(("independent", folder / "credentials.jsonl", folder / "sensitive.jsonl", args.list))
@@ -229,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wrong = credential_rows(creds, name, cred_items, mine, base)
         wrong += sensitive_rows(sens, name, sens_items, mine, base)
         if listed:
-            listing += [f"{item['id']} {item.get('group')}: {item.get('text', item.get('messages'))!r}"
+            listing += [f"{name} {item['id']} {item.get('group')}: {item.get('text', item.get('messages'))!r}"
                         for item in wrong]
     texts = [item["text"] for name, cred_path, sens_path, _ in parts for path in (cred_path, sens_path)
              for item in load(path) if "text" in item]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.rules.credential_batch import batch_findings, redact_batch
+from bot.memory.rules.credential_batch import batch_findings, held_back, journaled, redact_batch
 from bot.memory.rules.credentials import find_credentials, redact
 
 HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates"
@@ -102,9 +102,21 @@ def test_one_message_is_read_as_it_is_alone() -> None:
     assert redact_batch([]) == []
 
 
-def test_the_held_out_sets_are_vendored_and_labelled() -> None:
-    """The bench reads them from the repository; every secret is the substring it names."""
-    items = [json.loads(line) for line in (HELDOUT / "credentials_heldout.jsonl").read_text("utf-8").splitlines()]
+def test_a_value_before_its_name_is_held_back_from_what_is_written_down() -> None:
+    first, second = "q7Mz!4rPw2", "^ that's the new admin password for the panel"
+    assert redact_batch([first, second]) == ["[password removed]", second]  # the batch read whole finds it
+    assert redact_batch([first]) == [first]  # on arrival nothing names it yet
+    assert journaled(first) == "[password removed]"  # so what is written down holds it back
+    assert held_back("Magnolia-Tide-5 lol") and journaled("Magnolia-Tide-5 lol") == "[password removed] lol"
+    for text in ("ok see you at 5", "YES", "lol", "v2.14.3", "I use Bitwarden", "[password removed]"):
+        assert held_back(text) == [] and journaled(text) == text
+
+
+@pytest.mark.parametrize("name", ["credentials_heldout.jsonl", "credentials_fresh.jsonl"])
+def test_the_labelled_sets_are_vendored_and_labelled(name: str) -> None:
+    """The bench reads the development and held-out sets from the repository; every secret is the substring it
+    names."""
+    items = [json.loads(line) for line in (HELDOUT / name).read_text("utf-8").splitlines()]
     secrets = [item for item in items if item["label"] == "secret"]
     assert len(secrets) >= 80 and any("messages" in item for item in secrets)
     for item in secrets:

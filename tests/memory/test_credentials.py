@@ -57,6 +57,14 @@ GB_IBAN = "GB82 WEST 1234 5698 7654 32"
         (f"my IBAN is {GB_IBAN}", IBAN, GB_IBAN),
         ("Set API_KEY=0HzjwSLoctbD5utuFj7XXE4nms27S5dm in the .env file", API_KEY, "0HzjwSLoctbD5utuFj7XXE4nms27S5dm"),
         ("heres my key 1D4Cy96ycZiRGrtFxEbjMmroqRopHa7I dont share it", API_KEY, "1D4Cy96ycZiRGrtFxEbjMmroqRopHa7I"),
+        # value before the verb, a subject between the name and the verb, a code read out in groups, an expiry
+        ("Uses Marble!Gate42 to log in to the library site", PASSWORD, "Marble!Gate42"),
+        ("Uses 6620 as the PIN for the gym card", PASSWORD, "6620"),
+        ("The security code the landlord sent is 447120", PASSWORD, "447120"),
+        ("their sms code was 19 83 55", PASSWORD, "19 83 55"),
+        ("Enter 940 215, it expires in 5 minutes", PASSWORD, "940 215"),
+        ("Their Bitwarden master password is lantern moss ferry violet", PASSWORD, "lantern moss ferry violet"),
+        ("The wallet phrase is 'seven owls drink cold tea'", PASSWORD, "'seven owls drink cold tea'"),
     ],
 )
 def test_a_credential_is_found_with_the_span_of_the_secret(text: str, kind: str, secret: str) -> None:
@@ -96,6 +104,12 @@ def test_a_private_key_block_is_found_whole() -> None:
         "Their IBAN changed when they moved to a new bank",
         "Their Spotify URI is spotify:track:4cOdK2wGLETKBW3PvgPWqT",
         "password = os.environ['DB_PASSWORD'] in their settings module",
+        "The door code the landlord changed is annoying",
+        "The sale on the RTX 4090 expires in 30 minutes",
+        "Their dungeon master is Steve Rogers from the club",
+        "The pass for the museum photo gallery is valid all year",
+        "Uses a password manager to log in",
+        "The verification code expires in 10 minutes",
     ],
 )
 def test_facts_that_only_look_technical_are_kept(text: str) -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from bot.memory.models import Fact, MemoryFile, Place, PlaceMemory, PreviousSummary
-from bot.memory.rules.forgotten import Fingerprints, restates, scrub, stamp, taken_back, words_of
+from bot.memory.rules.forgotten import Fingerprints, carried, restates, scrub, stamp, taken_back, words_of
 from bot.memory.rules.write_gate import ModelAuthor, UserAuthor, admit
 
 FORGOT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -149,3 +151,38 @@ def test_a_code_is_the_facts_own_however_often_other_facts_say_it() -> None:
     after = extraction(memory, "Heard about tok-a-15-q")
     admit(memory, after, author((FORGOT_AT + timedelta(minutes=1), "something else")), prints=PRINTS)
     assert after.facts == []  # one code alone is enough to call it the forgotten fact
+
+
+@pytest.mark.parametrize(
+    ("taken", "later"),
+    [
+        ("Renovating a farmhouse in Galicia", "Has a Galician place"),  # a place and its adjective, both ways
+        ("Studies Galician poetry", "Lives in Galicia"),
+        ("Teaches in Japan", "Japanese teacher"),
+        ("Spent a winter in Sicily", "Sicilian winters"),
+        ("Works as a cardiologist", "Works in cardiology"),
+        ("An amateur astronomer", "Does astronomy"),
+        ("Glassblower at the studio", "Blows glass"),  # a compound and its words, both ways
+        ("Glassblower at the studio", "Makes blown glass"),
+        ("Fights fires for the county", "Is a firefighter"),
+        ("Moving to Québec", "Moving to Quebec"),  # accents
+    ],
+)
+def test_a_later_text_carries_the_words_in_another_form(taken: str, later: str) -> None:
+    words = taken_back([taken])
+    assert carried(later).hits(words)
+    memory = MemoryFile()
+    PRINTS.leave(memory, words, FORGOT_AT, texts=[taken])
+    after = extraction(memory, later, summary=f"{later}. Enjoys tea.")
+    admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "something else")), prints=PRINTS)
+    assert after.facts == [] and after.user.workContext.summary == "Enjoys tea."
+
+
+def test_other_forms_neither_match_unrelated_words_nor_keep_the_user_from_saying_it_again() -> None:
+    words = taken_back(["Is an artist in Leeds", "Plays the piano"])
+    assert not carried("Loves modern art and pianos are loud").hits(words - {"piano"})
+    memory = MemoryFile()
+    PRINTS.leave(memory, taken_back(["Renovating a farmhouse in Galicia"]), FORGOT_AT)
+    after = extraction(memory, "Has a Galician farmhouse")
+    admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "yes, my farmhouse in Galicia")), prints=PRINTS)
+    assert [f.content for f in after.facts] == ["Has a Galician farmhouse"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT
-from bot.memory.rules.sensitive import CATEGORIES, HEALTH, RELIGION, _scan, categories_in, marked_category
+from bot.memory.rules.sensitive import CATEGORIES, HEALTH, RELIGION, SEX_LIFE, _scan, categories_in, marked_category
 from bot.memory.rules.sensitive_special import (
     BIOMETRIC,
     CRIMINAL_RECORD,
@@ -53,6 +53,12 @@ from bot.memory.rules.withhold import NO_REQUESTS, Requests, fact_withheld
         ("Works night shifts as a nurse in Dublin while pregnant", HEALTH),
         ("Is a teacher who goes to synagogue every Saturday", RELIGION),
         ("Arbeitet in Köln und ist schwanger", HEALTH),
+        ("Is a recovering cocaine addict", HEALTH),
+        ("Calls their sponsor whenever a relapse feels close", RECOVERY),
+        ("Ist Alkoholiker und arbeitet in Bremen", RECOVERY),
+        ("Teaches chemistry in Porto with her wife", SEX_LIFE),
+        ("Is a man and lives with his boyfriend in Ghent", SEX_LIFE),
+        ("Skips bread because of a wheat allergy", HEALTH),
     ],
 )
 def test_what_the_user_says_about_themselves_is_caught(text: str, category: str) -> None:
@@ -76,6 +82,12 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "Works on diabetes research software",
         "Loves the true-crime podcast Serial",
         "Commutes through Union Station",
+        "Is reading a book about the history of Narcotics Anonymous",
+        "Watched a documentary on the prison system",
+        "Is sober-minded about investing",
+        "Has a sponsor for the charity marathon",
+        "Met his wife at a folk festival",
+        "Cancelled the trip because of covid",
     ],
 )
 def test_look_alikes_stay_ordinary(text: str) -> None:

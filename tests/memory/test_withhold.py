@@ -33,6 +33,7 @@ from bot.memory.rules.withhold import (
     credential_refusal,
     credentials_together,
     fact_withheld,
+    for_the_queue,
     redacted_together,
     requests_in,
     summary_kept,
@@ -219,6 +220,19 @@ def test_a_password_given_in_the_message_after_its_name_is_cut_reading_the_turns
     assert bot.text == "ok! so it's [password removed] now?"  # a reply repeating the value loses it too
     assert bobs.text == other.text
     assert redacted_together([], [value], USER)[0] is value  # alone, the message holds no secret
+
+
+def test_a_lone_password_like_word_is_written_down_cut_because_its_name_may_come_next() -> None:
+    value = Turn("user", USER, "alice", "Kingfisher#31", NOW, "t1")
+    reply = Turn("assistant", 999, "bot", "Kingfisher#31? what's that?", NOW, "t2")
+    queued, bot = for_the_queue(redacted_together([], [value, reply], USER), USER)
+    assert queued.text == "[password removed]" and bot.text == "[password removed]? what's that?"
+    named = Turn("user", USER, "alice", "thats my new email password dont forget it", NOW, "t3")
+    assert redacted_together([value], [named], USER)[0] is named  # the name alone holds nothing to cut
+    sentence = Turn("user", USER, "alice", "I bought a Pixel 8 for my dad", NOW, "t4")
+    assert for_the_queue([sentence], USER)[0] is sentence  # words around it: no lone value
+    bobs = Turn("user", 2002, "bob", "Marigold#57", NOW, "t5")
+    assert for_the_queue([bobs], USER)[0] is bobs  # only the user's own words are read
 
 
 def test_facts_and_summary_sentences_that_hold_a_secret_only_together_are_withheld() -> None:

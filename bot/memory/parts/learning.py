@@ -46,7 +46,7 @@ from bot.memory.rules import lifetimes
 from bot.memory.rules.forgotten import stamp as received
 from bot.memory.rules.places import extraction_view, merge_extraction_view
 from bot.memory.rules.sources import snapshot, stamp, user_message_ids
-from bot.memory.rules.withhold import redacted_together, requests_in
+from bot.memory.rules.withhold import for_the_queue, redacted_together, requests_in
 from bot.memory.rules.write_gate import GateReport, ModelAuthor
 
 log = logging.getLogger(__name__)
@@ -221,9 +221,10 @@ class Learning:
         edited message learned again.
 
         Returns once the turns are in the queue (on disk or in the database), so an acknowledged turn survives a
-        crash. They enter the debouncer first, on arrival: the quiet time is measured on the user's pace, not on
-        how long the write took. If the write fails (disk full) the turns are still learned, just not crash-safe,
-        and a WARNING says so."""
+        crash; a message that is nothing but one password-like word is written there cut (its name may come in the
+        next message) and comes back cut after a crash. They enter the debouncer first, on arrival: the quiet time
+        is measured on the user's pace, not on how long the write took. If the write fails (disk full) the turns
+        are still learned, just not crash-safe, and a WARNING says so."""
         key = where.key(ticket.user_id)
         self.note_activity(key.user_id)
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
@@ -254,8 +255,8 @@ class Learning:
             self.debouncer.add(key, turns)
         else:
             log.info("turns for %s arrived during shutdown; kept for the next start", key.label())
-        try:
-            await self._queue_turns(key, turns)
+        try:  # written down without a lone password-like word whose name may come next (`for_the_queue`)
+            await self._queue_turns(key, for_the_queue(turns, key.user_id))
         except Stale:
             self._count_refusal("forgotten", len(turns))  # a forget in another process won: the batch drops them
             return False

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from bot.memory.drivers.interfaces import Stale, TurnQueue
 from bot.memory.models import ConversationKey, Turn
+from bot.memory.rules.withhold import for_the_queue
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ class StorageOutage:
         if not unstored:
             return True
         try:
-            await queue.add(key, unstored)
+            await queue.add(key, for_the_queue(unstored, key.user_id))
         except Stale:
             refused = True
         else:

@@ -7,6 +7,10 @@ steam pw" + "is turnip-rocket-66"), and each message that names a credential wit
 next two messages as the value it names (the single-text rules judge "<name>: <what follows>", so what counts as
 a value is decided in one place), or with the one before it when a later message points back at it.
 Pure functions of the texts; arrival redaction and the step before extraction both use `redact_batch`.
+
+A value given before its name ("Kingfisher#31" … "thats my new email password") cannot be known on arrival, so a
+message that is nothing but one password-like word is kept cut wherever it is written down (`held_back`): the
+next message may name it.
 """
 
 from __future__ import annotations
@@ -71,6 +75,17 @@ def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
         if index > 0 and _POINTS_BACK.match(text) and not found[index - 1]:
             found[index - 1] += _bare_value(texts[index - 1])
     return [merged(findings) for findings in found]
+
+
+def held_back(text: str) -> list[Finding]:
+    """A lone password-like word (`text` is nothing else, and no rule finds a credential in it): what a message's
+    written-down copy keeps cut, since a later message may say it was a password."""
+    return [] if find_credentials(text) else _bare_value(text)
+
+
+def journaled(text: str) -> str:
+    """`text`, already cut on arrival, as it is written down: without a lone password-like word (`held_back`)."""
+    return cut(text, held_back(text))
 
 
 def redact_batch(texts: Sequence[str]) -> list[str]:
@@ -149,6 +164,8 @@ def _bare_value(text: str) -> list[Finding]:
         return []
     value = trailing.group(1).strip("'\"`“”‘’")
     start = text.find(value, offset)
+    if re.fullmatch(r"v?\d+(?:\.\d+)+[\w-]*", value, re.IGNORECASE):
+        return []  # a version: "v2.14.3"
     if len(value) >= 6 and (password_shaped(value) or re.search(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]", value)):
         return [Finding(PASSWORD, start, start + len(value))]
     return []

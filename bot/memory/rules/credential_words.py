@@ -39,11 +39,17 @@ _DIGIT_NAMES = (
 )
 _PHRASE_NAMES = (
     r"(?:pass[\s-]?phrase|master[\s-](?:phrase|passphrase)|seed[\s-]phrase|recovery[\s-](?:phrase|codes?|keys?)|mnemonic|backup[\s-]codes?"
-    r"|(?:2fa|mfa|two[\s-]factor)[\s-](?:backup[\s-]|recovery[\s-])?codes?)"
+    r"|(?:2fa|mfa|two[\s-]factor)[\s-](?:backup[\s-]|recovery[\s-])?codes?"
+    # "Their 1Password master is ...": a password manager's master, however it is called
+    r"|(?:1password|bitwarden|keepass(?:xc)?|lastpass|dashlane|enpass|password[\s-]manager)(?:'s)?[\s-]master"
+    r"(?:[\s-](?:password|key|phrase))?"
+    # "The shared drive phrase is ...": a phrase that opens something
+    r"|(?:drive|disk|vault|wallet|backup|encryption|unlock|safe|account|login|laptop|phone)[\s-]phrase)"
 )
 _PASSWORD_HINT = re.compile(
     r"pass|pw|pin|code|cvv|cvc|csc|login|cred|combination|clave|senha|mdp|contrase|wachtwoord|kennwort|phrase"
-    r"|mnemonic|recovery|uses|remember|combo|padlock|lockbox|safe|keypad|unlock|opens|log|sign|wi-?fi|wlan|wpa|admin|psk|key"
+    r"|mnemonic|recovery|use|remember|combo|padlock|lockbox|safe|keypad|unlock|opens|log|sign|wi-?fi|wlan|wpa|admin|psk|key"
+    r"|expir|master"
     r"|changed|set|reset|punch|hasł|hasl|пароль|пин|код|kod|código|codigo|密|口令|パスワード|暗証|番号|비밀번호",
     re.IGNORECASE,
 )
@@ -64,18 +70,20 @@ _TOKEN = r"[^\s,;]{1,80}"  # noqa: S105 -- a pattern
 # Between the name and the verb: "for the NAS", "on the back of the card", "(don't judge)", "they saved".
 _BETWEEN = (
     r"(?:\s+(?:for|to|of|on|at|in|de|du|da|do|dela|dele|del|della|für|fürs|zu|van|voor|vom|from|od|от|al|per)"
-    r"(?:\s+[\w.'’@+-]+){0,5}?)?(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:that\s+)?(?:they|you|i|we|he|she)\s+\w+"
-    r"(?:\s+(?:me|us|them|him|her))?)?"
+    r"(?:\s+[\w.'’@+-]+){0,5}?)?(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:that\s+)?(?:they|you|i|we|he|she"
+    r"|(?:the|my|their|his|her|our|your)\s+\w+)\s+\w+\b(?:\s+(?:me|us|them|him|her))?)?"
 )
+_DIGIT_GROUPS = r"\d{1,4}(?: \d{1,4}){1,3}(?![\w.,/-])"  # "66 41 20": a code read out in groups
 _PASSWORD_GIVEN = re.compile(
     rf"\b{_OWNER}(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES})|(?P<digits>{_DIGIT_NAMES}))"
-    rf"{_BETWEEN}\s*,?\s*{_IS}\s*(?P<value>{_QUOTED}|{_TOKEN}(?:\s*/\s*(?![^\s:]+:){_TOKEN})?)",
+    rf"{_BETWEEN}\s*,?\s*{_IS}\s*(?P<value>{_QUOTED}|(?(digits){_DIGIT_GROUPS}|(?!))|{_TOKEN}"
+    rf"(?:\s*/\s*(?![^\s:]+:){_TOKEN})?)",
     re.IGNORECASE,
 )
 _PHRASE_GIVEN = re.compile(rf"\b{_PHRASE_NAMES}(?:{_BETWEEN}\s*{_IS}|\s)\s*([^.!?\n]{{4,200}})", re.IGNORECASE)
 _PASSWORD_BEFORE = re.compile(
     rf"(?<![^\s,;])({_QUOTED}|{_TOKEN})\s+(?:is|was|as)\s+(?:my|their|his|her|our|the|a)\s+(?:\w+\s+){{0,2}}?"
-    r"(?:password|passcode|pin|passphrase)\b",
+    r"(?:password|passphrase|(?P<code>passcode|pin))\b",
     re.IGNORECASE,
 )
 _CODE_PLAIN = re.compile(  # "pin code 7742", "cvv 319", "their PIN, 5521,"
@@ -99,7 +107,17 @@ _GETS_IN = re.compile(
     rf"\s+(?P<value>{_QUOTED}|{_TOKEN})",
     re.IGNORECASE,
 )
-_USE_TO_GET_IN = re.compile(rf"\buse\s+(?P<named>{_TOKEN})\s+to\s+(?:log|sign)\s+in", re.IGNORECASE)
+_USE_TO_GET_IN = re.compile(
+    rf"\b(?:use|uses|used|using)\s+(?P<named>{_TOKEN})\s+to\s+(?:(?:log|sign)\s*(?:in|on)|get\s+in|unlock)\b",
+    re.IGNORECASE,
+)
+# "Use 318 604, it expires in 10 minutes": a one-time code is told by its expiry, with no name
+_EXPIRING_CODE = re.compile(
+    r"\b(?:use|enter|type|it'?s|is|code)\s*:?\s*(\d{3}[ -]?\d{3}|\d{4,8})(?![\w-])"
+    r"(?=[^.!?\n]{0,40}?\b(?:expires?|expiring|valid|good)\s+(?:in|for)\s+(?:\d+|one|two|five|ten|fifteen|thirty)"
+    r"\s*(?:min|mins|minutes?|seconds?|secs?|s|m)\b)",
+    re.IGNORECASE,
+)
 # A passphrase of plain words after a strong name, even one that starts with a common word; unless its words
 # describe the password instead ("is the same as my email one", "is too weak", "is written on the router").
 _PHRASE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){3,9}(?=\s*(?:$|[.,;!?\n]))")
@@ -212,6 +230,7 @@ def passwords(text: str) -> list[Finding]:
         *(Finding(PASSWORD, *match.span(1)) for match in _CJK_PASSWORD.finditer(text)),
         *_password_shaped_around_a_name(text),
         *_used_to_get_in(text),
+        *(Finding(PASSWORD, *match.span(1)) for match in _EXPIRING_CODE.finditer(text)),
     ]
 
 
@@ -249,12 +268,14 @@ def _plain_codes(text: str) -> list[Finding]:
 
 
 def _password_shaped_around_a_name(text: str) -> list[Finding]:
-    """"hunter2 is my password", "with password Bluebird!7": no verb gives the value, so it must look like one."""
+    """"hunter2 is my password", "with password Bluebird!7", "uses 3108 as the PIN": no verb gives the value, so it
+    must look like one (a code, for a PIN)."""
     found = [
         Finding(PASSWORD, *match.span(1))
         for pattern in (_PASSWORD_BEFORE, _PASSWORD_PLAIN)
         for match in pattern.finditer(text)
         if password_shaped(match.group(1)) or _HYPHENATED.fullmatch(match.group(1))
+        or (match.groupdict().get("code") and _CODE_SHAPE.fullmatch(match.group(1)))
     ]
     found += [
         Finding(PASSWORD, *match.span(1)) for match in _NEAR_A_NAME.finditer(text) if strongly_shaped(match.group(1))

@@ -1,9 +1,13 @@
 """Taking back, in the data: what a forgotten or corrected fact takes with it, and what keeps it from coming back.
 
 Pure functions over memory documents, used by the forgets, the corrections and the write gate:
-- `words_of(text)`: a text's distinctive words (case folded, lightly stemmed, common words left out; a token of
-  letters and digits joined by hyphens stays whole). Every comparison below is made on these words, so the scrub,
-  its check and the fingerprints agree on what "carries the fact" means.
+- `words_of(text)`: a text's distinctive words (case folded, accents off Latin letters, lightly stemmed, common
+  words left out; a token of letters and digits joined by hyphens stays whole): what a fact taken back is.
+- `carried(text)`: what a text carries of such words, so the scrub, its check and the fingerprints agree on what
+  "carries the fact" means: each of its words with the words of its family (a place and its adjective, "Galicia"
+  and "Galician", "Japan" and "Japanese"; a trade and its noun, "astronomy" and "astronomer"; "blown" and "blow"),
+  two neighbouring words joined into the compound they may stand for ("blows glass" for "glassblower", "fights
+  fires" for "firefighter"), and a compound split into two words that are both taken back.
 - `scrub(memory, words)`: every summary of every place, its current value and each earlier one kept, loses each
   sentence that carries one of the words; then code checks that no value still carries one (one that does is
   emptied: the safe side), so what was taken back reaches no later prompt through a summary.
@@ -21,10 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import math
 import re
+import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -49,6 +55,16 @@ _COMMON_WORDS = (
     among between within i'm i've i'd i'll you're they're"""
 )
 _COMMON = frozenset(_COMMON_WORDS.split())
+# A derived word's ending and its base word's ending: "Galician"/"Galicia", "Sicilian"/"Sicily", "Brazilian"/
+# "Brazil", "Chilean"/"Chile", "Japanese"/"Japan", "Chinese"/"China", "cardiologist"/"cardiology", "guitarist"/
+# "guitar", "pianist"/"piano", "astronomer"/"astronomy", "pottery"/"potter", "renovation"/"renovate", "blown"/"blow".
+_FAMILY = (
+    ("an", "a"), ("ian", "y"), ("ian", ""), ("ean", "e"), ("ese", ""), ("ese", "a"), ("ist", "y"), ("ist", ""),
+    ("ist", "o"), ("er", "y"), ("y", ""), ("ery", ""), ("ion", ""), ("ion", "e"), ("wn", "w"), ("ic", ""),
+)
+_MIN_ROOT = 4  # a family's base word is at least this long ("art" is no root of "artist")
+_MIN_COMPOUND = 7  # a compound split into two words is at least this long ("glassblow")
+_MIN_PART = 3
 MATCH_WORDS = 2
 COMMON_IN_OTHERS = 3
 PRINT_HEX = 16  # 64 bits of HMAC: a collision between two words of one user is not a practical worry
@@ -71,17 +87,106 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
-def words_of(text: str) -> set[str]:
-    """The distinctive words of `text`, normalised (see the module)."""
-    found = set()
-    for raw in _WORD.findall(text.casefold().replace("’", "'")):
+def _fold(text: str) -> str:
+    """Case folded, accents off Latin letters ("Québec" -> "quebec"); other scripts as they are."""
+    text = text.casefold().replace("’", "'")
+    if text.isascii():
+        return text
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(char) and kept and kept[-1].isascii():
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _distinctive(text: str) -> list[tuple[str, str]]:
+    """Each distinctive word of `text` in order, as written (folded) and stemmed."""
+    found = []
+    for raw in _WORD.findall(_fold(text)):
         word = raw.removesuffix("'s")
         if word in _COMMON or len(word) < 3 or word.isdigit():  # plain numbers (a year the engine adds) say little
             continue
         stem = _stem(word)
         if stem not in _COMMON:
-            found.add(stem)
+            found.append((word, stem))
     return found
+
+
+def words_of(text: str) -> set[str]:
+    """The distinctive words of `text`, normalised (see the module)."""
+    return {stem for _, stem in _distinctive(text)}
+
+
+def _roots(word: str, stem: str) -> frozenset[str]:
+    """The word (and without a plural's "s"), its stem, and the base words it may be derived from (`_FAMILY`)."""
+    roots = {word, word.removesuffix("s") if len(word) > _MIN_ROOT else word, stem}
+    if "-" in stem or any(ch.isdigit() for ch in stem):
+        return frozenset(roots)
+    for base, (derived, ending) in itertools.product(tuple(roots), _FAMILY):
+        if base.endswith(derived) and len(base) - len(derived) + len(ending) >= _MIN_ROOT:
+            root = base[: len(base) - len(derived)] + ending
+            roots |= {root, _stem(root)}
+    return frozenset(roots | {root[:-1] for root in roots if len(root) > _MIN_ROOT and root[-1] == root[-2]})
+
+
+def _family(word: str, stem: str) -> frozenset[str]:
+    """`_roots`, and the words derived from the word by `_FAMILY` ("Galicia" -> "Galician")."""
+    family = set(_roots(word, stem))
+    if "-" in stem or any(ch.isdigit() for ch in stem):
+        return frozenset(family)
+    for base, (derived, ending) in itertools.product((word, stem), _FAMILY):
+        if base.endswith(ending) and len(base) >= _MIN_ROOT:
+            grown = base[: len(base) - len(ending)] + derived
+            family |= {grown, _stem(grown)}
+    return frozenset(family)
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What a text carries of words taken back (see the module), and how to match it: any word of a family stands
+    for the word; a compound's two halves count only together."""
+
+    singles: frozenset[str] = frozenset()
+    halves: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
+
+    def hits(self, words: set[str]) -> set[str]:
+        """The words of `words` this text carries."""
+        found = set(self.singles & words)
+        for left, right in self.halves:
+            if left & words and right & words:
+                found |= (left | right) & words
+        return found
+
+    def mapped(self, to: Callable[[str], str]) -> Carried:
+        """The same, every word passed through `to` (its keyed hash)."""
+        return Carried(
+            frozenset(map(to, self.singles)),
+            tuple((frozenset(map(to, left)), frozenset(map(to, right))) for left, right in self.halves),
+        )
+
+    def __or__(self, other: Carried) -> Carried:
+        return Carried(self.singles | other.singles, self.halves + other.halves)
+
+
+def carried(text: str) -> Carried:
+    """What `text` carries of words taken back (see the module)."""
+    words = _distinctive(text)
+    singles: set[str] = set()
+    for word, stem in words:
+        singles |= _family(word, stem)
+    for (first, first_stem), (second, second_stem) in itertools.pairwise(words):
+        for left, right in itertools.product(_roots(first, first_stem), _roots(second, second_stem)):
+            singles |= {left + right, right + left, _stem(left + right), _stem(right + left)}
+    halves = []
+    for word, stem in words:
+        for whole in {word, stem}:
+            if len(whole) < _MIN_COMPOUND or not whole.isalpha():
+                continue
+            for cut in range(_MIN_PART, len(whole) - _MIN_PART + 1):
+                left, right = whole[:cut], whole[cut:]
+                halves.append((frozenset({left, _stem(left)}), frozenset({right, _stem(right)})))
+    return Carried(frozenset(singles), tuple(halves))
 
 
 def is_code(word: str) -> bool:
@@ -103,7 +208,7 @@ def sentences(text: str) -> list[str]:
 
 def without_words(text: str, words: set[str]) -> str:
     """`text` without the sentences that carry one of `words`."""
-    return " ".join(sentence for sentence in sentences(text) if not words_of(sentence) & words)
+    return " ".join(sentence for sentence in sentences(text) if not carried(sentence).hits(words))
 
 
 def scrub(memory: MemoryFile, words: set[str]) -> int:
@@ -117,7 +222,7 @@ def scrub(memory: MemoryFile, words: set[str]) -> int:
             values: list[Section | PreviousSummary] = [section, *section.previous]
             for value in values:
                 kept = without_words(value.summary, words)
-                if words_of(kept) & words:  # the check: nothing that carries the words survives
+                if carried(kept).hits(words):  # the check: nothing that carries the words survives
                     kept = ""
                 if kept != value.summary:
                     value.summary = kept
@@ -143,6 +248,10 @@ class Fingerprints:
     def hashes(self, text: str) -> set[str]:
         return {self.of(word) for word in words_of(text)}
 
+    def carried(self, text: str) -> Carried:
+        """What `text` carries (`carried`), as keyed hashes."""
+        return carried(text).mapped(self.of)
+
     def leave(self, memory: MemoryFile, words: set[str], now: datetime, *, texts: Iterable[str] = ()) -> None:
         """Record that `words` were taken back now (nothing for no words); those that are codes, or names in
         `texts` (the words taken back, as written), are marked strong."""
@@ -162,29 +271,36 @@ class Said:
     """What the user said in messages of the batch, by when: `(iso time, text)` pairs."""
 
     messages: Sequence[tuple[str, str]] = ()
-    _cache: dict[str, set[str]] = field(default_factory=dict)
+    _cache: dict[str, Carried] = field(default_factory=dict)
 
-    def hashes_after(self, prints: Fingerprints, at: str) -> set[str]:
-        """The hashed words the user said in messages received after `at`."""
+    def carried_after(self, prints: Fingerprints, at: str) -> Carried:
+        """What the user's messages received after `at` carry, hashed."""
         if at not in self._cache:
-            self._cache[at] = {h for when, text in self.messages if when > at for h in prints.hashes(text)}
+            self._cache[at] = Carried()
+            for when, text in self.messages:
+                if when > at:
+                    self._cache[at] |= prints.carried(text)
         return self._cache[at]
 
+    def again(self, prints: Fingerprints, print_: ForgottenPrint) -> set[str]:
+        """The fingerprint's words the user said again after it was taken (in any form of their family)."""
+        return self.carried_after(prints, print_.at).hits(set(print_.words))
 
-def matches(text_hashes: set[str], print_: ForgottenPrint) -> set[str]:
-    """The fingerprinted words `text_hashes` carries when they are enough to call it the same fact: two of them,
+
+def matches(text: Carried, print_: ForgottenPrint) -> set[str]:
+    """The fingerprinted words `text` (hashed) carries when they are enough to call it the same fact: two of them,
     or half of a shorter fingerprint (one of two), or one strong word alone (a code: letters and digits mixed; a
     name: written capitalised inside a sentence); else none. One common word shared with a longer fact (a hobby,
     a tool) is another fact."""
-    overlap = text_hashes & set(print_.words)
+    overlap = text.hits(set(print_.words))
     strong = set(print_.strong) & overlap
     return overlap if strong or len(overlap) >= min(MATCH_WORDS, math.ceil(len(print_.words) / 2)) else set()
 
 
-def _blocking(text_hashes: set[str], memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
+def _blocking(text: Carried, memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
     for print_ in memory.forgotten:
-        overlap = matches(text_hashes, print_)
-        if overlap and not overlap <= said.hashes_after(prints, print_.at):
+        overlap = matches(text, print_)
+        if overlap and not overlap <= said.again(prints, print_):
             return True
     return False
 
@@ -192,20 +308,20 @@ def _blocking(text_hashes: set[str], memory: MemoryFile, prints: Fingerprints, s
 def lift(memory: MemoryFile, prints: Fingerprints, said: Said) -> int:
     """Drop the fingerprints whose every word the user said again after the forget; returns how many."""
     before = len(memory.forgotten)
-    memory.forgotten = [p for p in memory.forgotten if not set(p.words) <= said.hashes_after(prints, p.at)]
+    memory.forgotten = [p for p in memory.forgotten if not set(p.words) <= said.again(prints, p)]
     return before - len(memory.forgotten)
 
 
 def guard_fact(fact: Fact, memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
     """True when `fact` may be stored against `memory`'s fingerprints."""
-    return not memory.forgotten or not _blocking(prints.hashes(fact.content), memory, prints, said)
+    return not memory.forgotten or not _blocking(prints.carried(fact.content), memory, prints, said)
 
 
 def guard_summary(text: str, memory: MemoryFile, prints: Fingerprints, said: Said) -> str:
     """`text` without the sentences a fingerprint refuses."""
     if not memory.forgotten:
         return text
-    return " ".join(s for s in sentences(text) if not _blocking(prints.hashes(s), memory, prints, said))
+    return " ".join(s for s in sentences(text) if not _blocking(prints.carried(s), memory, prints, said))
 
 
 def restates(original: str, text: str) -> bool:

@@ -127,8 +127,8 @@ _DEGREE = (
 _STATE = _any(
     r"diabetic", r"epileptic", r"asthmatic", r"autistic", r"bipolar", r"anorexic", r"bulimic", r"schizophrenic",
     r"(?:clinically )?depressed", r"dyslexic", r"dyspraxic", r"deaf", r"blind", r"hard of hearing", r"disabled",
-    r"pregnant", r"infertile", r"hiv[- ]positive", r"in remission", r"sober", r"in recovery",
-    r"(?:a )?recovering (?:alcoholic|addict)", r"an? (?:alcoholic|addict)", r"neurodivergent",
+    r"pregnant", r"infertile", r"hiv[- ]positive", r"in remission", r"sober(?![\w-])", r"in recovery",
+    r"(?:a )?recovering (?:[\w-]+ ){0,2}?(?:alcoholic|addict)", r"an? (?:alcoholic|addict)", r"neurodivergent",
     r"on the (?:autism )?spectrum", r"immunocompromised", r"chronically ill", r"terminally ill", r"allergic to",
     r"lactose intolerant", r"paraly[sz]ed", r"in a wheelchair", r"suicidal", r"hospitali[sz]ed", r"in rehab",
     r"in therapy", r"on (?:antidepressants|medication|meds)", r"(?:\w+ )?months pregnant", r"expecting a baby",
@@ -193,6 +193,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(pattern, _FLAGS))
     for category, pattern in (
         (HEALTH, rf"\b{_HAVING}\s+{_DEGREE}(?:[\w'-]+\s+)?{_CONDITION}\b{_NOT_ABOUT_THEM}"),
+        (HEALTH, rf"\b(?:because of|due to|owing to)\s+{_DEGREE}(?!covid\b)(?:[\w'-]+\s+)?{_CONDITION}\b"
+                 rf"{_NOT_ABOUT_THEM}"),
         (HEALTH, rf"(?:\b(?:is|am|are|was|were|being|been|became|become|got)|{_BE_SHORT})\s+(?:\w+\s+){{0,2}}?"
                  rf"{_STATE}\b"),
         (HEALTH, rf"^(?:{_STATE})\b"),
@@ -361,6 +363,24 @@ _CLAUSE_START = re.compile(r"[.;!?]|\b(?:and|but|while|whereas|although)\b", _FL
 _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 
 
+# "Is reading a book about the history of Alcoholics Anonymous": the words name a topic, not the user; unless the
+# topic is their own ("a talk about their depression", "a blog about living with MS").
+_TOPIC = re.compile(
+    r"\b(?:books?|novels?|memoirs? of|films?|movies?|documentar(?:y|ies)|podcasts?|articles?|essays?|thesis|papers?"
+    r"|courses?|class(?:es)?|lectures?|talks?|shows?|series|histor(?:y|ies)|plays?|songs?|exhibitions?|research"
+    r"|stud(?:y|ies)|reports?)\s+(?:about|on|of|into)\b"
+    r"(?!\s+(?:their|his|her|my|own|living with|life with|surviving|coping with|recovering from|being)\b)",
+    _FLAGS,
+)
+
+
+def _about_a_topic(text: str, start: int) -> bool:
+    """A book, film, course or history about the match's words comes earlier in the same clause."""
+    clause = text[:start]
+    boundaries = list(_CLAUSE_START.finditer(clause))
+    return bool(_TOPIC.search(clause[boundaries[-1].end() :] if boundaries else clause))
+
+
 def _about_someone_else(text: str, start: int) -> bool:
     """A person or pet of the user's is named earlier in the same clause as the match."""
     clause = text[:start]
@@ -403,9 +423,9 @@ def _scan(text: str, *, triggers: bool) -> frozenset[str]:
 
 
 def _states(text: str, category: str, pattern: re.Pattern[str]) -> bool:
-    """A match of `pattern` in `text` about the user (not someone of theirs, not part of a name)."""
+    """A match of `pattern` in `text` about the user (not someone of theirs, not a topic, not part of a name)."""
     for match in pattern.finditer(text):
-        if _about_someone_else(text, match.start()):
+        if _about_someone_else(text, match.start()) or _about_a_topic(text, match.start()):
             continue
         if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
             continue

@@ -58,6 +58,10 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                rf"|\b(?:\w+ )?(?:days?|weeks?|months?|years?) (?:clean|sober)\b|\bstint in rehab\b|\b(?:in|out of"
                rf"|finished|left) rehab\b"
                r"|\bgetting help for (?:a|their|his|her|my) \w+ (?:problem|addiction)\b|\brelaps\w+\b"
+               r"|\bsponsor\b[^.]{0,50}\b(?:cravings?|sober|sobriety|relaps\w*|(?:12|twelve)[- ]steps?|step work)\b"
+               r"|\b(?:cravings?|sobriety|relaps\w*)\b[^.]{0,50}\bsponsor\b"
+               r"|\b(?:est|es|é|è|ist|is|sono|soy|sou|jest)\s+(?:\w+\s+)?(?:alcoolique|alcoh[oó]lic[oa]|alco[oó]latra"
+               r"|alco[oó]lic[oa]|alcolizzat[oa]|alcolista|alkoholiker(?:in)?|alcoholist|alkoholikiem|alkoholiczk[aą])\b"
                r"|alcooliques anonymes|alcohólicos anónimos|anonyme alkoholiker|sin beber|sans boire|en rehabilitación"
                r"|rehabilitación por|\bentzug\b|\btrocken\b|\bem recuperação\b|\ben (?:cure de )?désintox\w*"),
     (ORGAN_DONATION, r"\b(?:registered |an? )?organ donor\b|\bdonor (?:card|register|registry)\b"
@@ -123,6 +127,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     (BIOMETRIC, rf"\b{_VERBS_OF_GIVING}\b[^.]{{0,40}}\b{_BIOMETRICS}\b|\b{_BIOMETRICS}\b[^.]{{0,30}}"
                 r"\b(?:on file|registered|linked|enrolled|stored|taken|scanned)\b|\bwith a (?:face|iris|palm) scan\b"),
     (HEALTH, r"\bdiagnosed with\b|\b(?:knee|hip|joint) replacement\b|\bpacemaker\b|\bcpap\b|\bchemo\b|\bchimio\b"
+             r"|\ben rémission\b|\ben remisión\b|\bin remissione\b|\bem remissão\b"
              r"|\boncologists?\b|oncólogo|oncologo|\bdialysis\b|透析|diálisis|\bdialyse\b|\bivf\b|\b(?:while|is"
              r"|she's|being|was)"
              r"\s+pregnant\b|embarazada|schwanger|enceinte|grávida|incinta|怀孕|妊娠中|migräne|\basma\b|dépression"
@@ -148,6 +153,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                r"|pagare il mutuo|\bleft in savings\b|\bpay cut\b"),
     (SEX_LIFE, r"\bopen marriage\b|\bunprotected sex\b|\btrying for a baby\b|\bovulation\b|relaciones sexuales"
                r"|rapports sexuels|\b(?:uses?|using|on) (?:grindr|her app|scruff|feeld)\b"
+               # a woman's wife, a man's husband: "runs a bakery with her wife", "has a boyfriend and is a man"
+               r"|\bher (?:wife|girlfriend)\b|\bhis (?:husband|boyfriend)\b"
+               r"|\b(?:boyfriend|husband)\b[^.]{0,40}\b(?:is|as) a (?:man|guy)\b"
+               r"|\b(?:girlfriend|wife)\b[^.]{0,40}\b(?:is|as) a (?:woman|girl)\b"
+               r"|\b(?:is|as) a (?:man|guy) with a (?:boyfriend|husband)\b"
+               r"|\b(?:is|as) a woman with a (?:girlfriend|wife)\b"
                r"|\b(?:ist|bin|est|es|é|è|sou|soy|jest)\s+(?:\w+\s+)?(?:lesbisch|schwul|bisexuell|gay|lesbienne"
                r"|lesbiana"
                r"|lésbica|lesbica|bisexual|bissexual|bisessuale|pansexuel|pansexual|homosexuel|homosexual"

@@ -6,6 +6,9 @@ The policy every write to memory applies (pure functions; `bot.memory.rules.cred
   named in one and given in the next); a pending turn is cut read with the user's other turns of its batch;
   a sensitive fact (marked by the model or caught by the backstop)
   is stored only when the user asked, in the same batch, to remember it;
+- a pending turn is written down (the queue on disk or in the database) without a message of the user's that is
+  nothing but one password-like word (a value whose name may come next), while the turn in RAM keeps it for the
+  extraction, which reads the batch whole;
 - a summary loses each sentence that holds a credential, or sensitive data the user did not ask to keep in this
   batch and that no stored fact already holds;
 - text the user typed (`/memory remember`, `/memory edit`) is theirs to keep, sensitive or not, but a credential in
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 from bot.memory.models import Turn
 from bot.memory.phrases import Phrase
-from bot.memory.rules.credential_batch import FOLLOWING, batch_findings
+from bot.memory.rules.credential_batch import FOLLOWING, batch_findings, held_back
 from bot.memory.rules.credentials import credential_kind, cut, redact, without_credential_sentences
 from bot.memory.rules.findings import named_kind
 from bot.memory.rules.sensitive import SENSITIVE_UNSPECIFIED, categories_in
@@ -197,5 +200,27 @@ def redacted_together(waiting: Sequence[Turn], turns: Sequence[Turn], user_id: i
             text = redact(turn.text)
             for value in sorted(values, key=len, reverse=True):
                 text = text.replace(value, f"[{values[value]} removed]")
+        result.append(turn if text == turn.text else dataclasses.replace(turn, text=text))
+    return result
+
+
+def for_the_queue(turns: Sequence[Turn], user_id: int) -> list[Turn]:
+    """`turns`, already cut by `redacted_together`, as the queue of pending turns keeps them: a message of the
+    user's that is nothing but one password-like word is cut there too, and that word from the other turns (a
+    reply that repeats it). The turns kept in RAM hold it for the extraction, which reads the batch whole and cuts
+    it if a later message named it; after a restart it comes back cut."""
+    values = {
+        turn.text[f.start : f.end]: f.kind
+        for turn in turns
+        if turn.role == "user" and turn.author_id == user_id
+        for f in held_back(turn.text)
+    }
+    if not values:
+        return list(turns)
+    result: list[Turn] = []
+    for turn in turns:
+        text = turn.text
+        for value in sorted(values, key=len, reverse=True):
+            text = text.replace(value, f"[{values[value]} removed]")
         result.append(turn if text == turn.text else dataclasses.replace(turn, text=text))
     return result

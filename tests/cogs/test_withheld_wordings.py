@@ -1,0 +1,172 @@
+"""What the gates withhold, in the wordings an extraction model writes, through the bot's real dispatch on files and
+PostgreSQL, in the clear and encrypted, with a model that writes down whatever it knows (`tests.support.hostile`):
+
+- a password, passphrase or key in one text, as models word it ("Their Wi-Fi password is now sunflower42",
+  "password is: ...", "is still ...", "— ...", a passphrase that starts with a common word) is never stored, in a
+  fact or a summary, while ordinary talk about keys and password managers is;
+- a value given before its name ("Kingfisher#31" … "thats my new email password") is never written down, not
+  even while its message waits to be learned, and a lone word that names nothing is still learned;
+- a sensitive detail inside a longer fact ("Works night shifts as a nurse in Dublin while pregnant") is not stored
+  unless the user asked, and is when they do.
+
+Every stored byte and row is read; encrypted, what `/memory export` gives too."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.storage.sealing import new_master_key_text
+from tests.cogs.conftest import ALICE_ID, MakeHarness
+from tests.cogs.test_guarantees import SEED, hostile_bot
+from tests.cogs.test_guarantees import memory_of as raw_memory_of
+from tests.helpers import dispatch
+from tests.support.engine import parts
+from tests.support.hostile import HostileModel
+from tests.support.llm_server import reply
+from tests.support.storage import everything_stored, stored_text
+
+SEALED = new_master_key_text()
+
+
+@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
+def storage(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Each backend, in the clear and with MEMORY_ENCRYPTION_KEY. Ask for it before `make_harness`."""
+    settings: dict[str, Any] = {"memory_encryption_key": SEALED} if request.param.endswith("sealed") else {}
+    if request.param.startswith("postgres"):
+        settings["database_url"] = request.getfixturevalue("postgres_url")
+    return settings
+
+
+async def everything(h: Any) -> str:
+    """Every stored byte and row, after the pending turns are compacted; encrypted, the export as well."""
+    await parts(h.memory).storage.turns.compact()
+    text = stored_text(await everything_stored(h.settings))
+    if h.settings.memory_encryption_key is not None:
+        text += (await h.memory.user(ALICE_ID).export()).decode()
+    return text
+
+
+async def facts_of_alice(h: Any) -> list[str]:
+    if h.settings.memory_encryption_key is None:
+        [doc] = await raw_memory_of(h, ALICE_ID)
+    else:
+        doc = json.loads(await h.memory.user(ALICE_ID).export())
+    return [fact["content"] for fact in doc["facts"]]
+
+
+# --- single texts in a model's wordings ------------------------------------------------------------------------
+
+# What Alice says (cut before it waits), and what the model writes anyway, knowing the value.
+WORDINGS = {
+    "my wifi password is now sunflower42": "Their Wi-Fi password is now sunflower42",
+    "email password is: Tr0ub4dor&3": "Their email password is: Tr0ub4dor&3",
+    "the NAS password is still plum-Harbor-73": "The NAS admin password is still plum-Harbor-73",
+    "steam password — lanternfish2020": "Steam password — lanternfish2020",
+    "my vault passphrase is the yellow canoe drifts at midnight":
+        "Their master passphrase is the yellow canoe drifts at midnight",
+}
+SECRETS = ("sunflower42", "Tr0ub4dor&3", "plum-Harbor-73", "lanternfish2020", "yellow canoe drifts")
+TECHNICAL = {
+    "the API key rotation at work runs nightly": "The API key rotation at work runs nightly",
+    "I keep everything in password managers like Bitwarden": "Keeps passwords in password managers like Bitwarden",
+}
+
+
+def writes_what_it_knows(text: str, name: str) -> list[str]:
+    """The model's fact for each message, written from what it knows rather than what it was shown (the value)."""
+    for said, fact in {**WORDINGS, **TECHNICAL}.items():
+        if text.split(" is", 1)[0] == said.split(" is", 1)[0] and text[:12] == said[:12]:
+            return [fact]
+    return []
+
+
+async def test_a_credential_in_a_models_wording_is_never_stored_and_talk_about_keys_is(
+    storage: dict[str, Any], make_harness: MakeHarness
+) -> None:
+    model = HostileModel(SEED, facts_of=writes_what_it_knows, remove_chance=0, restate_chance=0)
+    h, scene, clock = await hostile_bot(make_harness, storage, model)
+    # Replies that quote the secrets from the channel history are another path (see SECURITY.md): here the model
+    # writes what it knows into facts and summaries only.
+    h.llm.chat_reply = lambda body: reply("Noted.")
+    for said in (*WORDINGS, *TECHNICAL):
+        await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, said))
+        await h.settle()
+        clock.advance(minutes=2)
+    shown = json.dumps(h.llm.extraction_requests)
+    assert "removed]" in shown and not any(secret in shown for secret in SECRETS)  # cut before the model saw them
+    assert model.stats["summaries_rewritten"] > 0
+
+    stored = await everything(h)
+    assert not [secret for secret in SECRETS if secret in stored]
+    facts = await facts_of_alice(h)
+    assert any("API key rotation at work runs nightly" in fact for fact in facts)  # the model's rewording
+    assert any("password managers like Bitwarden" in fact for fact in facts)
+    assert not [fact for fact in facts if any(secret in fact for secret in SECRETS)]
+
+
+# --- a value before its name -----------------------------------------------------------------------------------
+
+VALUE, NAMED = "Kingfisher#31", "thats my new email password dont forget it"
+LONE = "NightPancake77"  # Alice's gamertag, answered on its own: nothing names it a password
+
+
+def tells_the_gamertag(text: str, name: str) -> list[str]:
+    return [f"Their gamertag is {LONE}"] if text == LONE else []
+
+
+async def test_a_value_given_before_its_name_is_never_written_down(
+    storage: dict[str, Any], make_harness: MakeHarness
+) -> None:
+    model = HostileModel(SEED, facts_of=tells_the_gamertag, remove_chance=0, restate_chance=0)
+    waits = {"memory_debounce_seconds": 30, "memory_max_wait_seconds": 60}  # the turns wait on disk
+    h, scene, _ = await hostile_bot(make_harness, {**storage, **waits}, model)
+    for text in (VALUE, NAMED):
+        await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, text))
+    assert parts(h.memory).learning.debouncer.has_pending_for(ALICE_ID)
+    waiting = stored_text(await everything_stored(h.settings))
+    assert VALUE not in waiting
+    if h.settings.memory_encryption_key is None:
+        assert NAMED in waiting and "[password removed]" in waiting  # the turns wait, the value does not
+
+    await h.memory.ops.flush(10)
+    await h.settle()
+    assert VALUE not in json.dumps(h.llm.extraction_requests)  # the batch read whole: the name points back
+    assert VALUE not in await everything(h)
+
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, LONE))
+    assert LONE not in stored_text(await everything_stored(h.settings))  # written down cut, just in case...
+    await h.memory.ops.flush(10)
+    await h.settle()
+    assert LONE in json.dumps(h.llm.extraction_requests[-1])  # ...but learned from the turn kept in RAM
+    assert f"Their gamertag is {LONE}" in await facts_of_alice(h)
+
+
+# --- a sensitive detail inside a longer fact ---------------------------------------------------------------------
+
+COMPOUND_SAID = "I work night shifts as a nurse in Dublin, and I'm pregnant."
+COMPOUND_FACT = "Works night shifts as a nurse in Dublin while pregnant"
+ASKED_SAID = "Please remember that I'm pregnant, I work night shifts as a nurse in Dublin."
+
+
+def compound_story(text: str, name: str) -> list[str]:
+    return [COMPOUND_FACT] if "pregnant" in text else []
+
+
+async def test_a_sensitive_detail_inside_a_longer_fact_is_stored_only_when_asked(
+    storage: dict[str, Any], make_harness: MakeHarness
+) -> None:
+    model = HostileModel(SEED, facts_of=compound_story, remove_chance=0, restate_chance=0)
+    h, scene, clock = await hostile_bot(make_harness, storage, model)
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, COMPOUND_SAID))
+    await h.settle()
+    assert "pregnant" in json.dumps(h.llm.extraction_requests)  # the model was told, and wrote it down
+    assert model.stats["summaries_rewritten"] > 0
+    assert "pregnant" not in (await everything(h)).lower()  # no fact, summary, earlier value or pending turn
+
+    clock.advance(minutes=2)
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, ASKED_SAID))
+    await h.settle()
+    assert COMPOUND_FACT in await facts_of_alice(h)  # asked for: kept
