@@ -390,3 +390,10 @@ def test_the_embedded_query_is_the_newest_message_when_it_says_enough() -> None:
     )
     assert embedding_query([]) == ""
     assert embedding_query(["我家的小狗总是在晚上咬沙发的腿怎么办"]) == "我家的小狗总是在晚上咬沙发的腿怎么办"
+
+
+def test_index_terms_of_mixed_scripts_keep_each_run_apart() -> None:
+    from bot.memory.pipeline.selector import index_terms
+
+    assert index_terms("Melanie's cats") == ["melan", "cat"]
+    assert index_terms("我的猫 and Melanie's cats") == ["猫", "我的", "的猫", "melan", "cat"]

@@ -142,9 +142,9 @@ def index_terms(text: str) -> list[str]:
     """
     folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     terms: list[str] = []
-    for match in _TOKEN.finditer(folded):
-        piece = match.group()
-        if _CJK_RUN.match(piece):
+    cjk = _CJK_RUN.search(folded) is not None  # once per text: most facts have none, and fits run per revision
+    for piece in _TOKEN.findall(folded):
+        if cjk and _CJK_RUN.match(piece):
             terms.extend(analyze(piece))
             continue
         if piece.endswith("'s"):
