@@ -218,7 +218,8 @@ def report(
     t.add("message schedule slip (max)", f"{max(r['behind_max_s'] for r in results):.2f} s")
     t.add("CPU: machine busy during the run", f"{run['busy'] * 100:.0f} %")
     t.add("CPU seconds: PostgreSQL", f"{run['pg_cpu']:.0f} s")
-    t.add(f"load {loaded.users:,} users ({loaded.facts:,} facts) by COPY", f"{loaded.seconds:.1f} s")
+    t.add(f"load {loaded.users:,} users ({loaded.facts:,} facts) by COPY; then VACUUM (ANALYZE)",
+          f"{loaded.seconds:.1f} s; {loaded.vacuum_seconds:.1f} s")
     t.note(f"messages acknowledged {len(acked):,}, batches' turns saved {len(saved):,}; run took {seconds:.0f} s; "
            f"load average before/after: {run['load'][0]:.1f} / {os.getloadavg()[0]:.1f}")
     t.note(f"backlog every 5 s (turns in debouncers, all processes): {backlog}")

@@ -30,13 +30,14 @@ import random
 import signal
 import sys
 import time
+from array import array
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from bench.common import p50, p95, percentile
-from bench.scale_data import RETENTION_DAYS, user_id, zipf_weights
+from bench.scale_data import RETENTION_DAYS, user_id, zipf_weight
 from bot.app import build_resources, start_memory
 from bot.config import Settings
 from bot.memory.models import Location, Turn
@@ -191,9 +192,10 @@ async def run(argv: list[str]) -> dict[str, Any]:
     loads = TimedLoads(storage.memories)
     trips: list[float] = []
     go = float((await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)).split()[1])
-    ranks = list(range(index, users, processes))
-    weights = zipf_weights(users)
-    cumulative = list(accumulate(weights[rank] for rank in ranks))
+    # The load generator's own state stays small (a range and an array of doubles, no list of a million floats), so
+    # the RSS measured is the engine's.
+    ranks = range(index, users, processes)
+    cumulative = array("d", accumulate(zipf_weight(rank) for rank in ranks))
     rng = random.Random(index)
     probe = LagProbe()
     probe.start()
