@@ -397,3 +397,29 @@ def test_index_terms_of_mixed_scripts_keep_each_run_apart() -> None:
 
     assert index_terms("Melanie's cats") == ["melan", "cat"]
     assert index_terms("我的猫 and Melanie's cats") == ["猫", "我的", "的猫", "melan", "cat"]
+
+
+def test_a_new_revision_reuses_the_words_of_unchanged_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.memory.pipeline import selector as module
+
+    before = facts_of(*(f"Plans trip {n} to Lisbon with her sister in the spring" for n in range(30)))
+    after = [*before[:28], *facts_of("Moved the billing service to a new cluster", "Learns the cello on Sundays")]
+    old = module.FactIndex.build(before)
+    split: list[str] = []
+    terms_of = module.index_terms
+
+    def counted(text: str) -> list[str]:
+        split.append(text)
+        return terms_of(text)
+
+    monkeypatch.setattr(module, "index_terms", counted)
+    selector = module.FactSelector()
+    reused = selector.build(after, previous=old)
+    assert split == [after[28].content, after[29].content]  # only the new facts' words were split
+    split.clear()
+    fresh = module.FactIndex.build(after)
+    assert len(split) == 30
+    assert isinstance(reused, module.FactIndex) and reused.vocabulary == fresh.vocabulary
+    assert reused.terms == fresh.terms and reused.matrix_t is not None and fresh.matrix_t is not None
+    assert (reused.matrix_t != fresh.matrix_t).nnz == 0  # the same index, whatever it reused
+    assert reused.top("the cello", 1) == fresh.top("the cello", 1) == [after[29]]
