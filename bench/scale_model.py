@@ -157,6 +157,18 @@ async def drive(args: Any, url: str, base_url: str, folder: Path, postmaster: in
             "busy": (busy_after - busy_before) / max(1e-9, total_after - total_before)}
 
 
+def worst(results: list[dict[str, Any]], *path: str) -> float:
+    """The largest value at `path` over the processes (0 when none has it)."""
+    values = []
+    for result in results:
+        value: Any = result
+        for name in path:
+            value = value.get(name, {}) if isinstance(value, dict) else {}
+        if isinstance(value, int | float):
+            values.append(float(value))
+    return max(values, default=0.0)
+
+
 def report(
     args: Any, loaded: Any, sizes: dict[str, int], run: dict[str, Any], remaining: set[str], seconds: float
 ) -> Table:
@@ -180,6 +192,13 @@ def report(
           ratio=f"{recall_p95 / warm_p95:.1f}x" if warm_p95 > 0 else "")
     t.add("reply-path memory p50 / max", f"{max(r['recall_p50_ms'] for r in results):.2f} / "
           f"{max(r['recall_max_ms'] for r in results):.1f} ms")
+    t.add("  of which the memory read (revision check; the document when changed), p50 / p95",
+          f"{worst(results, 'load_p50_ms'):.2f} / {worst(results, 'load_p95_ms'):.2f} ms")
+    t.add("  database round trip (SELECT 1 through the pool) during traffic, p50 / p95",
+          f"{worst(results, 'trip_p50_ms'):.2f} / {worst(results, 'trip_p95_ms'):.2f} ms")
+    t.add("  loop lag during traffic, p95", f"{worst(results, 'lag', 'traffic', 'p95_ms'):.1f} ms")
+    t.add("reply-path memory p95 after the traffic, one call at a time: changed / cached (baseline)",
+          f"{worst(results, 'alone_p95_ms'):.2f} / {worst(results, 'alone_cached_p95_ms'):.2f} ms")
     t.add("extraction backlog, turns in debouncers (max; at end of traffic)",
           f"{max(backlog, default=0)}; {backlog[-1] if backlog else 0}")
     t.add("pending turn rows in the database (max; after shutdown)",
@@ -199,7 +218,8 @@ def report(
     t.add("message schedule slip (max)", f"{max(r['behind_max_s'] for r in results):.2f} s")
     t.add("CPU: machine busy during the run", f"{run['busy'] * 100:.0f} %")
     t.add("CPU seconds: PostgreSQL", f"{run['pg_cpu']:.0f} s")
-    t.add(f"load {loaded.users:,} users ({loaded.facts:,} facts) by COPY", f"{loaded.seconds:.1f} s")
+    t.add(f"load {loaded.users:,} users ({loaded.facts:,} facts) by COPY; then VACUUM (ANALYZE)",
+          f"{loaded.seconds:.1f} s; {loaded.vacuum_seconds:.1f} s")
     t.note(f"messages acknowledged {len(acked):,}, batches' turns saved {len(saved):,}; run took {seconds:.0f} s; "
            f"load average before/after: {run['load'][0]:.1f} / {os.getloadavg()[0]:.1f}")
     t.note(f"backlog every 5 s (turns in debouncers, all processes): {backlog}")

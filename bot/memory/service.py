@@ -40,7 +40,7 @@ from bot.memory.parts.budgets import Budgets
 from bot.memory.parts.deletes import Deletes
 from bot.memory.parts.learning import Learning
 from bot.memory.parts.operations import Operations
-from bot.memory.parts.recall import Recall
+from bot.memory.parts.recall import OffLoop, Recall
 from bot.memory.parts.user_memory import Shared, UserMemory
 from bot.memory.parts.vector_keeper import VectorKeeper
 from bot.memory.parts.writer import MemoryWriter
@@ -83,13 +83,21 @@ class MemoryService:
         """`embedder` (EMBEDDING_MODEL) adds recall by meaning: fact vectors kept by a `VectorKeeper`, a query
         vector per reply."""
         self._clock = clock
-        # One thread for the engine's CPU work: each extra thread running Python competes with the event loop for
-        # the interpreter lock, so a burst of extractions would slow every reply even with the work off the loop.
+        # One thread for learning's CPU work: each extra thread running Python competes with the event loop for the
+        # interpreter lock, so a burst of extractions would slow every reply even with the work off the loop. The
+        # reply path has a thread of its own, so a reply never queues behind an extraction being applied.
         cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-cpu")
+        reply_cpu = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-cpu")
 
-        async def off_loop(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
-            """Run CPU-heavy `fn` on the engine's worker thread."""
-            return await asyncio.get_running_loop().run_in_executor(cpu, functools.partial(fn, *args, **kwargs))
+        def on(executor: ThreadPoolExecutor) -> OffLoop:
+            async def off_loop(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+                """Run CPU-heavy `fn` on the executor's thread."""
+                call = functools.partial(fn, *args, **kwargs)
+                return await asyncio.get_running_loop().run_in_executor(executor, call)
+
+            return off_loop
+
+        off_loop = on(cpu)
 
         now = self._now  # every part reads the time through here, so one clock (a test's fake one) serves all
         writer = MemoryWriter(
@@ -104,15 +112,16 @@ class MemoryService:
             keeper = VectorKeeper(storage=storage, writer=writer, embedder=embedder, forgets=learning.forgets)
             writer.on_saved = keeper.check
         recall = Recall(
-            storage=storage, selector=selector, policy=policy, clock=now, off_loop=off_loop, outage=learning.outage,
-            embedder=embedder, keeper=keeper,
+            storage=storage, selector=selector, policy=policy, clock=now, off_loop=on(reply_cpu),
+            outage=learning.outage, embedder=embedder, keeper=keeper,
         )
         shared = Shared(storage=storage, writer=writer, learning=learning, recall=recall, clock=now)
         budgets = Budgets(
             storage.usage, user_daily=policy.user_daily_tokens, guild_daily=policy.guild_daily_tokens, clock=now
         )
         operations = Operations(
-            storage=storage, writer=writer, learning=learning, budgets=budgets, policy=policy, cpu=cpu, clock=now,
+            storage=storage, writer=writer, learning=learning, budgets=budgets, policy=policy,
+            cpus=(cpu, reply_cpu), clock=now,
             wipe=lambda user_id: UserMemory(shared, user_id).wipe(quiet=True, settings=True),
             embedder=embedder, keeper=keeper,
         )

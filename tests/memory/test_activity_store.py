@@ -1,11 +1,13 @@
 """Last-activity days on both backends; on PostgreSQL, processes never move a day back, each sees the others' users
-after a save, only one process runs the retention sweep at a time, and a sweep deletes every row of a silent user."""
+after a save, none holds the table, only one process runs the retention sweep at a time, and a sweep deletes every
+row of a silent user."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,6 +32,11 @@ def end_of(day: datetime) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
 
 
+async def recorded(activity: ActivityStore) -> list[int]:
+    """Every user the store lists, in its order (user id order, page after page)."""
+    return [uid async for page in activity.seen() for uid, _ in page]
+
+
 async def opened(tmp_path: Path, databases: Databases | None) -> ActivityStore:
     activity: ActivityStore
     if databases is None:
@@ -44,17 +51,17 @@ async def test_days_survive_restarts_and_removal_is_final(tmp_path: Path, databa
     activity = await opened(tmp_path, databases)
     activity.note(ALICE, DAY)
     activity.note(BOB, DAY - timedelta(days=3))
-    assert activity.last_seen(ALICE) == end_of(DAY)  # counted to the end of the day: never shorter
-    assert (await opened(tmp_path, databases)).users() == []  # in RAM until saved
+    assert await activity.last_seen(ALICE) == end_of(DAY)  # counted to the end of the day: never shorter
+    assert await recorded(await opened(tmp_path, databases)) == []  # in RAM until saved
     await activity.save()
     again = await opened(tmp_path, databases)
-    assert sorted(again.users()) == [BOB, ALICE]
-    assert again.last_seen(BOB) == end_of(DAY - timedelta(days=3)) and again.last_seen(CAROL) is None
+    assert await recorded(again) == [BOB, ALICE]  # in user id order
+    assert await again.last_seen(BOB) == end_of(DAY - timedelta(days=3)) and await again.last_seen(CAROL) is None
     await again.forget_user(ALICE)
     await again.save()
-    assert again.last_seen(ALICE) is None
+    assert await again.last_seen(ALICE) is None
     third = await opened(tmp_path, databases)
-    assert third.users() == [BOB] and third.last_seen(ALICE) is None
+    assert await recorded(third) == [BOB] and await third.last_seen(ALICE) is None
 
 
 async def test_one_process_sweeps(tmp_path: Path, databases: Databases | None) -> None:
@@ -76,9 +83,48 @@ async def test_processes_never_move_a_day_back_and_see_each_others_users(pg_data
     other.note(BOB, DAY)
     await one.save()
     await other.save()
-    assert other.last_seen(ALICE) == end_of(DAY)  # the later day won, and the other process now knows it
+    assert await other.last_seen(ALICE) == end_of(DAY)  # the later day won, and the other process now knows it
     await one.save()
-    assert sorted(one.users()) == [BOB, ALICE] and one.last_seen(BOB) == end_of(DAY)
+    assert await recorded(one) == [BOB, ALICE] and await one.last_seen(BOB) == end_of(DAY)
+
+
+async def test_a_process_holds_only_what_it_noted_since_its_save(
+    pg_databases: Databases, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = await pg_databases.open()
+    await database.execute(  # a large bot's table: no process reads it whole
+        "INSERT INTO user_activity (user_id, last_day) SELECT g, $1 FROM generate_series(1, 20000) AS g",
+        (DAY - timedelta(days=1)).date(),
+    )
+    queries: list[str] = []
+
+    def recording(method: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+        async def recorded_call(query: str, *args: object) -> object:
+            queries.append(query)
+            return await method(query, *args)
+
+        return recorded_call
+
+    for name in ("fetch", "fetchval", "execute"):
+        monkeypatch.setattr(database, name, recording(getattr(database, name)))
+    activity = PostgresActivityLog(database)
+    await activity.open()
+    assert queries == []  # start-up reads nothing, however many users the table holds
+    activity.note(ALICE, DAY)
+    activity.note(7, DAY)  # later than the table's day
+    activity.note(8, DAY - timedelta(days=5))  # earlier than the table's: never moves it back
+    assert await activity.last_seen(ALICE) == end_of(DAY)  # unsaved, from this process
+    assert await activity.last_seen(9) == end_of(DAY - timedelta(days=1))  # saved by another, from the table
+    before = await database.fetchval("SELECT xmin::text FROM user_activity WHERE user_id = 9")
+    queries.clear()
+    await activity.save()
+    assert len(queries) == 1 and queries[0].startswith("INSERT INTO user_activity")  # no read back
+    days = dict(await database.fetch("SELECT user_id, last_day FROM user_activity WHERE user_id IN (7, 8, $1)", ALICE))
+    assert days == {7: DAY.date(), 8: (DAY - timedelta(days=1)).date(), ALICE: DAY.date()}
+    activity.note(9, DAY - timedelta(days=1))  # the day the table already has
+    await activity.save()
+    assert await database.fetchval("SELECT xmin::text FROM user_activity WHERE user_id = 9") == before  # unwritten
+    assert await database.fetchval("SELECT count(*) FROM user_activity") == 20_001
 
 
 async def test_only_one_process_holds_the_sweep_lock(pg_databases: Databases) -> None:

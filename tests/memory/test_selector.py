@@ -387,6 +387,7 @@ def test_the_embedded_query_is_the_conversation_the_lexical_query_reads() -> Non
     assert embedding_query(turns) == build_query(turns) == "\n".join(turns)
     assert embedding_query(["one", *turns]) == build_query(turns)
     assert embedding_query([]) == ""
+    assert embedding_query(["我家的小狗总是在晚上咬沙发的腿怎么办"]) == "我家的小狗总是在晚上咬沙发的腿怎么办"
 
 
 def test_a_query_vector_that_is_not_finite_leaves_the_lexical_ranking() -> None:
@@ -394,3 +395,36 @@ def test_a_query_vector_that_is_not_finite_leaves_the_lexical_ranking() -> None:
     index = FactIndex.build(facts, [unit(1), unit(0, 1)])
     broken = np.full(8, np.nan, dtype=np.float32)
     assert list(index.fused("Go", broken)) == list(index.similarities("Go"))
+
+
+def test_index_terms_of_mixed_scripts_keep_each_run_apart() -> None:
+    from bot.memory.pipeline.selector import index_terms
+
+    assert index_terms("Melanie's cats") == ["melan", "cat"]
+    assert index_terms("我的猫 and Melanie's cats") == ["猫", "我的", "的猫", "melan", "cat"]
+
+
+def test_a_new_revision_reuses_the_words_of_unchanged_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.memory.pipeline import selector as module
+
+    before = facts_of(*(f"Plans trip {n} to Lisbon with her sister in the spring" for n in range(30)))
+    after = [*before[:28], *facts_of("Moved the billing service to a new cluster", "Learns the cello on Sundays")]
+    old = module.FactIndex.build(before)
+    split: list[str] = []
+    terms_of = module.index_terms
+
+    def counted(text: str) -> list[str]:
+        split.append(text)
+        return terms_of(text)
+
+    monkeypatch.setattr(module, "index_terms", counted)
+    selector = module.FactSelector()
+    reused = selector.build(after, previous=old)
+    assert split == [after[28].content, after[29].content]  # only the new facts' words were split
+    split.clear()
+    fresh = module.FactIndex.build(after)
+    assert len(split) == 30
+    assert isinstance(reused, module.FactIndex) and reused.vocabulary == fresh.vocabulary
+    assert reused.terms == fresh.terms and reused.matrix_t is not None and fresh.matrix_t is not None
+    assert (reused.matrix_t != fresh.matrix_t).nnz == 0  # the same index, whatever it reused
+    assert reused.top("the cello", 1) == fresh.top("the cello", 1) == [after[29]]

@@ -1,16 +1,19 @@
 """Whole-table reads in pages (`Database.fetch_pages`): every row once, in key order, whatever the page size, with
-the loop free between pages; the retention sweep's reads (memory write times, activity days) go through it."""
+the loop free between pages; the retention sweep's reads (memory write times, activity days) go through it, merged
+a page at a time."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from datetime import UTC, datetime
 
 import pytest
 
 from bot.memory.drivers.pg.activity import PostgresActivityLog
 from bot.memory.drivers.pg.memories import PostgresMemoryStore
 from bot.memory.drivers.pg.schema import migrate
+from bot.memory.parts.retention import listed
 from bot.storage.pg.database import Database
 
 pytestmark = pytest.mark.postgres
@@ -70,18 +73,30 @@ async def test_the_sweeps_reads_are_whole_across_pages(postgres_url: str, monkey
     monkeypatch.setattr(database, "fetch", counted)
     try:
         await database.run(migrate, transaction=False)
-        await database.execute(
-            "INSERT INTO memories (user_id, doc, revision) SELECT g, '{}'::jsonb, g FROM generate_series(1, 9) AS g"
+        await database.execute(  # users 1-9 have memory, 5-14 an activity day: some both, some one
+            "INSERT INTO memories (user_id, doc, revision, updated_at)"
+            " SELECT g, '{}'::jsonb, g, TIMESTAMPTZ '2026-11-01 00:00Z' + g * INTERVAL '1 second'"
+            " FROM generate_series(1, 9) AS g"
         )
         await database.execute(
-            "INSERT INTO user_activity (user_id, last_day) SELECT g, DATE '2026-12-01' FROM generate_series(1, 9) g"
+            "INSERT INTO user_activity (user_id, last_day) SELECT g, DATE '2026-12-01' FROM generate_series(5, 14) g"
         )
-        written = await PostgresMemoryStore(database).last_written()
-        activity = PostgresActivityLog(database)
+        memories, activity = PostgresMemoryStore(database), PostgresActivityLog(database)
         await activity.open()
+        opened = len(statements)
+        written = await memories.last_written()
+        pages = [page async for page in listed(activity, memories)]
     finally:
         await database.close()
+    assert opened == 0  # opening reads nothing: no process holds the table
     assert sorted(written) == list(range(1, 10))
-    assert sorted(activity.users()) == list(range(1, 10))
-    assert sum("FROM memories" in q for q in statements) == 3  # 4 + 4 + 1 rows: three pages
-    assert sum("FROM user_activity" in q for q in statements) == 3
+    users = [user for page in pages for user in page]
+    assert sorted(uid for uid, _, _ in users) == list(range(1, 15))  # each once
+    day_end = datetime(2026, 12, 2, tzinfo=UTC)
+    november = datetime(2026, 11, 1, tzinfo=UTC).timestamp()
+    assert {uid: (seen, written) for uid, seen, written in users} == {
+        uid: (day_end if uid >= 5 else None, november + uid if uid <= 9 else None) for uid in range(1, 15)
+    }
+    assert all(len(page) <= 8 for page in pages)  # a page of each listing at most, never the whole table
+    assert sum("FROM memories" in q for q in statements) == 3 * 2  # 4 + 4 + 1 rows: three pages, read twice
+    assert sum("FROM user_activity" in q for q in statements) == 3  # 4 + 4 + 2 rows, the last page short

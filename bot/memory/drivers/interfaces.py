@@ -17,12 +17,13 @@ Two guarantees live here because the storage is where they are checked atomicall
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
+from bot.memory.drivers.days import Seen
 from bot.memory.drivers.tally import Kind, Spent, Subject
 from bot.memory.errors import ClaimLost, Stale
 from bot.memory.models import ConversationKey, MemoryFile, Turn
@@ -120,7 +121,14 @@ class MemoryDocuments(Protocol):
 
     async def export_bytes(self, user_id: int | str) -> bytes: ...
 
-    async def last_written(self) -> dict[int, float]: ...
+    def written(self) -> AsyncIterator[list[tuple[int, float]]]:
+        """Every user with memory and when it was last written (POSIX seconds), in pages in user id order: the
+        retention sweep's evidence that memory was learned recently, read a page at a time."""
+        ...
+
+    async def last_written(self) -> dict[int, float]:
+        """`written` whole, in one dict (tools and checks; the sweep reads it page by page)."""
+        ...
 
     async def user_ids(self) -> list[int]: ...
 
@@ -287,7 +295,8 @@ class ReplyStore(Protocol):
 
 
 class ActivityStore(Protocol):
-    """The day each user was last seen (retention). `note` is on the hot path: synchronous, in RAM."""
+    """The day each user was last seen (retention). `note` is on the hot path: synchronous, in RAM. Where processes
+    share the store, none holds every user's day: reads go to the store."""
 
     async def open(self) -> None: ...
 
@@ -295,9 +304,14 @@ class ActivityStore(Protocol):
 
     def note(self, user_id: int, now: datetime) -> None: ...
 
-    def last_seen(self, user_id: int) -> datetime | None: ...
+    async def last_seen(self, user_id: int) -> datetime | None:
+        """The end of the last day the user was seen (UTC), or None when never recorded."""
+        ...
 
-    def users(self) -> list[int]: ...
+    def seen(self) -> AsyncIterator[list[Seen]]:
+        """Every recorded user with the end of their last day, in pages in user id order (the retention sweep).
+        Where processes share the store it lists what was saved: save first."""
+        ...
 
     async def forget_user(self, user_id: int) -> None: ...
 

@@ -9,7 +9,7 @@ past their day and stale ledger entries dropped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,7 +54,7 @@ class Operations:
         budgets: Budgets,
         policy: MemoryPolicy,
         wipe: Callable[[int], Awaitable[object]],
-        cpu: ThreadPoolExecutor,
+        cpus: Sequence[ThreadPoolExecutor],
         clock: Callable[[], datetime],
         embedder: Embedder | None = None,
         keeper: VectorKeeper | None = None,
@@ -65,7 +65,7 @@ class Operations:
         self._budgets = budgets
         self._policy = policy
         self._wipe = wipe  # forget everything of a user, privacy choices included, quietly (retention)
-        self._cpu = cpu
+        self._cpus = cpus  # the engine's CPU threads, ended at shutdown
         self._clock = clock
         self._embedder = embedder
         self._keeper = keeper
@@ -120,7 +120,8 @@ class Operations:
         if unstored:  # acknowledged while the storage was down, and it never came back before the end
             log.error("shutdown: %d turns taken while the storage was unreachable were never stored", unstored)
         await self._storage.close()
-        self._cpu.shutdown(wait=False)
+        for executor in self._cpus:
+            executor.shutdown(wait=False)
         return finished
 
     async def flush(self, timeout: float | None = None) -> FlushReport:

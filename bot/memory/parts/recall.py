@@ -36,6 +36,7 @@ from bot.memory.rules.vectors import VectorLike
 log = logging.getLogger(__name__)
 
 OffLoop = Callable[..., Awaitable[Any]]
+INLINE_FIT_FACTS = 16  # an index of this many facts fits in about a millisecond: on the loop, not on a thread
 
 
 class Recall:
@@ -126,8 +127,13 @@ class Recall:
             return MemoryPrompt()
         key = self._selection_key(user_id, reading)
         if not self.selector.is_cached(key, revision):
-            # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop.
-            self.selector.put(key, revision, await self._off_loop(self._index_of, facts))
+            # Fitting the index of a new revision is CPU work a full memory makes noticeable: not on the loop. A
+            # few facts fit in less time than a hop to the worker thread takes on a busy machine: on the loop.
+            previous = self.selector.cached_index(key)  # an earlier revision's: the words of unchanged facts
+            if len(facts) <= INLINE_FIT_FACTS:
+                self.selector.put(key, revision, self._index_of(facts, previous))
+            else:
+                self.selector.put(key, revision, await self._off_loop(self._index_of, facts, previous))
             if self.keeper is not None:
                 self.keeper.check(user_id, memory)
         # The cached index may hold facts whose last day passed since it was built: ask for as many more, drop them.
@@ -142,16 +148,16 @@ class Recall:
         )
         return block
 
-    def _index_of(self, facts: Sequence[Fact]) -> RankedIndex:
+    def _index_of(self, facts: Sequence[Fact], previous: RankedIndex | None = None) -> RankedIndex:
         """The selection index of `facts`, with their current vectors when embeddings are on (a fact without one,
-        or with another model's, is ranked by its words)."""
+        or with another model's, is ranked by its words); `previous` lends the words of unchanged facts."""
         if self.embedder is None:
-            return self.selector.build(facts)
+            return self.selector.build(facts, previous=previous)
         model, dimensions = self.embedder.model, self.embedder.dimensions
         found: list[VectorLike | None] = [
             vectors.decode(fact.vector) if vectors.is_current(fact, model, dimensions) else None for fact in facts
         ]
-        return self.selector.build(facts, found)
+        return self.selector.build(facts, found, previous=previous)
 
     @staticmethod
     def _selection_key(user_id: int, reading: Place) -> str:

@@ -11,9 +11,11 @@ first sweep that sees them.
 
 The sweep deletes through the one forget-everything path (`forget`: the generation bumped, pending work dropped,
 then every part of the storage bundle, privacy choices included), and compacts the pending turns once at the end
-so the bytes of dropped turns leave the disk. It lists the storage first and deletes in small concurrent chunks
-that yield to the event loop, so 10,000 users do not stall replies. Where processes share the storage, one sweeps
-at a time. Counts are logged at INFO, user ids only at DEBUG.
+so the bytes of dropped turns leave the disk. It lists the storage first, a page at a time: the activity days and
+the memory write times, both in user id order, merged page by page, so what it holds is a page and the silent
+users, never every user (a million users do not sit in RAM). It then deletes in small concurrent chunks that
+yield to the event loop, so 10,000 users do not stall replies. Where processes share the storage, one sweeps at a
+time. Counts are logged at INFO, user ids only at DEBUG.
 
 The same daily round drops each summary's earlier values once they are a day old (`sweep_history`): the upkeep
 schedule names the users whose memory holds one that expired, so only those memories are read, and each is
@@ -23,30 +25,78 @@ rewritten through the writer as the bot's own change. The message ledger's entri
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Generic, TypeVar
 
 from bot.memory.drivers.bundle import StorageBundle
-from bot.memory.drivers.interfaces import ActivityStore
+from bot.memory.drivers.interfaces import ActivityStore, MemoryDocuments
 from bot.memory.errors import Stale
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.rules import summary_expiry as history
 from bot.memory.rules.write_gate import SystemAuthor
 
 log = logging.getLogger(__name__)
+_V = TypeVar("_V")
 
 SWEEP_CHUNK = 2  # deletions in flight: few, so the loop never waits long for the GIL or the thread pool
-CHECKS_PER_YIELD = 5_000  # users checked between two yields to the event loop
+
+Listed = tuple[int, datetime | None, float | None]  # a user, the end of their last day seen, their memory's write
 
 
-def last_activity(activity: ActivityStore, file_times: dict[int, float], user_id: int) -> datetime | None:
-    seen = activity.last_seen(user_id)
-    mtime = file_times.get(user_id)
-    touched = datetime.fromtimestamp(mtime, UTC) if mtime is not None else None
+def last_activity(seen: datetime | None, written: float | None) -> datetime | None:
+    touched = datetime.fromtimestamp(written, UTC) if written is not None else None
     known = [moment for moment in (seen, touched) if moment is not None]
     return max(known) if known else None
+
+
+class _Pages(Generic[_V]):
+    """One of the sweep's sorted listings, read a page at a time: the items of the page in hand not taken yet."""
+
+    def __init__(self, pages: AsyncIterator[list[tuple[int, _V]]]) -> None:
+        self.pages = pages
+        self.items: list[tuple[int, _V]] = []
+        self.done = False
+
+    async def fill(self) -> None:
+        """Read pages until one has items, or the listing ends."""
+        while not self.items and not self.done:
+            page = await anext(self.pages, None)
+            if page is None:
+                self.done = True
+            else:
+                self.items = page
+
+    def take(self, bound: int) -> dict[int, _V]:
+        """The items up to user id `bound`, taken out of the page."""
+        cut = bisect.bisect_right(self.items, bound, key=lambda item: item[0])
+        taken, self.items = self.items[:cut], self.items[cut:]
+        return dict(taken)
+
+
+async def listed(activity: ActivityStore, memories: MemoryDocuments) -> AsyncIterator[list[Listed]]:
+    """Every user with an activity day or memory, once, with both, in pages: the two listings come in user id
+    order, so a page of each is merged up to the smaller of their last ids, and the rest waits for the next."""
+    days: _Pages[datetime] = _Pages(activity.seen())
+    writes: _Pages[float] = _Pages(memories.written())
+    while True:
+        await days.fill()
+        await writes.fill()
+        ends = [pages.items[-1][0] for pages in (days, writes) if pages.items]
+        if not ends:
+            return
+        bound = min(ends)
+        seen, written = days.take(bound), writes.take(bound)
+        yield [(uid, seen.get(uid), written.get(uid)) for uid in seen.keys() | written.keys()]
+
+
+def _silent(user: Listed, cutoff: datetime, stamp: float) -> bool:
+    """Neither seen nor written since `cutoff` (`stamp`: the same moment in POSIX seconds)."""
+    _, seen, written = user
+    return (seen is None or seen < cutoff) and (written is None or written < stamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,22 +124,22 @@ async def _sweep(sweeper: Sweeper, now: datetime, days: int) -> int:
     cutoff = now - timedelta(days=days)
     storage = sweeper.storage
     activity = storage.activity
-    await activity.save()  # where processes share the records, this also reads what the others saw
-    file_times = await storage.memories.last_written()
-    candidates: set[int] = set(file_times) | set(activity.users()) | storage.privacy.users()
-    silent: list[int] = []
-    for checked, user_id in enumerate(candidates, 1):
-        if checked % CHECKS_PER_YIELD == 0:
-            await asyncio.sleep(0)  # a million users take seconds to check: replies run between the slices
-        last = last_activity(activity, file_times, user_id)
-        if last is None:
-            activity.note(user_id, now)  # known only by a setting: its clock starts now
-        elif last < cutoff:
-            silent.append(user_id)
+    await activity.save()  # where processes share the records, the listing then holds this process's days too
+    unlisted = set(storage.privacy.users())
+    silent: list[Listed] = []
+    checked, stamp = 0, cutoff.timestamp()
+    async for page in listed(activity, storage.memories):
+        checked += len(page)
+        if unlisted:
+            unlisted.difference_update(uid for uid, _, _ in page)
+        silent.extend(user for user in page if _silent(user, cutoff, stamp))
+        await asyncio.sleep(0)  # a million users take seconds to check: replies run between the pages
+    for user_id in unlisted:
+        activity.note(user_id, now)  # known only by a setting: its clock starts now
     deleted = 0
     for start in range(0, len(silent), SWEEP_CHUNK):
         chunk = silent[start : start + SWEEP_CHUNK]
-        results = await asyncio.gather(*(_erase_if_still_silent(sweeper, uid, cutoff, file_times) for uid in chunk))
+        results = await asyncio.gather(*(_erase_if_still_silent(sweeper, user, cutoff) for user in chunk))
         deleted += sum(results)
         await asyncio.sleep(0)
     if deleted:
@@ -98,16 +148,15 @@ async def _sweep(sweeper: Sweeper, now: datetime, days: int) -> int:
     await activity.save()
     log.info(
         "retention: deleted the memory of %d users silent for over %d days (%d users checked)",
-        deleted, days, len(candidates),
+        deleted, days, checked + len(unlisted),
     )
     return deleted
 
 
-async def _erase_if_still_silent(
-    sweeper: Sweeper, user_id: int, cutoff: datetime, file_times: dict[int, float]
-) -> bool:
+async def _erase_if_still_silent(sweeper: Sweeper, user: Listed, cutoff: datetime) -> bool:
     """The user may have spoken since the storage was listed: check again just before deleting."""
-    last = last_activity(sweeper.storage.activity, file_times, user_id)
+    user_id, _, written = user
+    last = last_activity(await sweeper.storage.activity.last_seen(user_id), written)
     if last is None or last >= cutoff or sweeper.busy(user_id):
         return False
     if await sweeper.storage.turns.active_since(user_id, cutoff):

@@ -141,9 +141,9 @@ def index_terms(text: str) -> list[str]:
     """
     folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     terms: list[str] = []
-    for match in _TOKEN.finditer(folded):
-        piece = match.group()
-        if _CJK_RUN.match(piece):
+    cjk = _CJK_RUN.search(folded) is not None  # once per text: most facts have none, and fits run per revision
+    for piece in _TOKEN.findall(folded):
+        if cjk and _CJK_RUN.match(piece):
             terms.extend(analyze(piece))
             continue
         if piece.endswith("'s"):
@@ -175,24 +175,35 @@ class FactIndex:
     idf: NDArray[np.float64]
     confidence: NDArray[np.float64]
     meaning: VectorMatrix | None = None
+    terms: tuple[str, ...] = ()  # each fact's index terms, space-joined (aligned with `facts`): reused by the next
 
     @classmethod
-    def build(cls, facts: Sequence[Fact], fact_vectors: Sequence[VectorLike | None] | None = None) -> FactIndex:
-        """The index of `facts`; `fact_vectors` (aligned with them, None for a fact without one) adds meaning."""
+    def build(
+        cls,
+        facts: Sequence[Fact],
+        fact_vectors: Sequence[VectorLike | None] | None = None,
+        *,
+        previous: FactIndex | None = None,
+    ) -> FactIndex:
+        """The index of `facts`; `fact_vectors` (aligned with them, None for a fact without one) adds meaning.
+        `previous` (the index of an earlier revision of the same memory) lends the terms of the facts whose words
+        did not change: splitting words is most of a fit, and a new revision changes a few facts of many."""
         confidence = np.fromiter((fact.confidence for fact in facts), dtype=np.float64, count=len(facts))
         meaning = VectorMatrix.of(fact_vectors) if fact_vectors is not None else None
-        counter = CountVectorizer(analyzer=index_terms, dtype=np.float64)
+        known = dict(zip((fact.content for fact in previous.facts), previous.terms, strict=False)) if previous else {}
+        terms = [known.get(fact.content) or " ".join(index_terms(fact.content)) for fact in facts]
+        counter = CountVectorizer(analyzer=str.split, dtype=np.float64)
         try:
-            counts = counter.fit_transform([fact.content for fact in facts]).tocsc()
+            counts = counter.fit_transform(terms).tocsc()
         except ValueError:  # no facts, or nothing but stop words: rank by confidence alone
-            return cls(tuple(facts), {}, None, np.zeros(0), confidence, meaning)
+            return cls(tuple(facts), {}, None, np.zeros(0), confidence, meaning, tuple(terms))
         total = counts.shape[0]
         document_frequency = np.diff(counts.indptr)
         idf = np.log1p((total - document_frequency + 0.5) / (document_frequency + 0.5))
         idf[document_frequency > max(COMMON_SHARE * total, COMMON_MIN_FACTS)] = 0.0
         counts.data = counts.data * (BM25_K1 + 1) / (counts.data + BM25_K1)
         matrix_t = (counts @ sp.diags(idf)).T.tocsr()
-        return cls(tuple(facts), dict(counter.vocabulary_), matrix_t, idf, confidence, meaning)
+        return cls(tuple(facts), dict(counter.vocabulary_), matrix_t, idf, confidence, meaning, tuple(terms))
 
     @property
     def vectors_held(self) -> int:
@@ -358,10 +369,24 @@ class FactSelector:
         cached = self._cache.peek(user_key)
         return cached is not None and cached[0] == revision
 
-    def build(self, facts: Sequence[Fact], fact_vectors: Sequence[VectorLike | None] | None = None) -> RankedIndex:
-        """A new index of `facts` (with their vectors, aligned, when given); touches no shared state, so it may run
-        in a worker thread."""
+    def build(
+        self,
+        facts: Sequence[Fact],
+        fact_vectors: Sequence[VectorLike | None] | None = None,
+        *,
+        previous: RankedIndex | None = None,
+    ) -> RankedIndex:
+        """A new index of `facts` (with their vectors, aligned, when given), reusing what it can of `previous`
+        (`cached_index`: the same key's index of an earlier revision); touches no shared state, so it may run in a
+        worker thread."""
+        if isinstance(previous, FactIndex) and self._build == FactIndex.build:
+            return FactIndex.build(facts, fact_vectors, previous=previous)
         return self._build(facts) if fact_vectors is None else self._build(facts, fact_vectors)
+
+    def cached_index(self, user_key: str) -> RankedIndex | None:
+        """The index cached for `user_key`, of whatever revision (what the next `build` may reuse)."""
+        cached = self._cache.peek(user_key)
+        return None if cached is None else cached[1]
 
     def put(self, user_key: str, revision: int, index: RankedIndex) -> None:
         """Cache `index` as the user's index of `revision` (the least recently used one goes past the cap)."""

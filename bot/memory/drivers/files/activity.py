@@ -13,22 +13,24 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
-from bot.memory.drivers.days import DayBook
+from bot.memory.drivers.days import Seen, day_of, end_of
 from bot.storage.atomic import AtomicWriter, json_bytes
 
 log = logging.getLogger(__name__)
 
 ACTIVITY_FILE = "activity.json"
+PAGE = 5_000  # users per page of `seen`
 
 
-class ActivityLog(DayBook):
-    """The day each user was last seen, in RAM, saved (atomically) when it changed; `path=None` keeps it in RAM."""
+class ActivityLog:
+    """The day each user was last seen, in RAM (a file serves one process, and the file holds every day anyway),
+    saved (atomically) when it changed; `path=None` keeps it in RAM."""
 
     def __init__(self, path: Path | None, *, writer: AtomicWriter | None = None) -> None:
-        super().__init__()
+        self._days: dict[int, date] = {}
         self.path = path
         self._writer = writer or AtomicWriter()
         self._dirty = False
@@ -52,8 +54,23 @@ class ActivityLog(DayBook):
             log.warning("activity file %s is unreadable; it will be rewritten", self.path.name)
             self._days = {}
 
-    def _noted(self, user_id: int, day: date) -> None:
-        self._dirty = True
+    def note(self, user_id: int, now: datetime) -> None:
+        """Runs for every message: a dict lookup, and a write only when the user's day changed."""
+        day = day_of(now)
+        if self._days.get(user_id) != day:
+            self._days[user_id] = day
+            self._dirty = True
+
+    async def last_seen(self, user_id: int) -> datetime | None:
+        """The end of the last day the user was seen (UTC), or None when never recorded."""
+        day = self._days.get(user_id)
+        return None if day is None else end_of(day)
+
+    async def seen(self) -> AsyncIterator[list[Seen]]:
+        """Every recorded user with the end of their last day, in pages in user id order."""
+        ordered = sorted(self._days.items())
+        for start in range(0, len(ordered), PAGE):
+            yield [(uid, end_of(day)) for uid, day in ordered[start : start + PAGE]]
 
     async def forget_user(self, user_id: int) -> None:
         """Drop the user's day, from the file too (saved before returning)."""

@@ -55,6 +55,7 @@ class _Cached:
 
 
 _MISSING = (-1, -1, -1)
+WRITTEN_PAGE = 5_000  # users per page of `written`
 
 
 def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
@@ -233,9 +234,15 @@ class MemoryStore(DocumentStore):
             fsync_dir(self.folder)
         return removed
 
+    async def written(self) -> AsyncIterator[list[tuple[int, float]]]:
+        """The newest modification time of each user's memory file or its kept-aside copies (the retention
+        sweep's evidence that memory was learned recently), in pages in user id order."""
+        ordered = sorted((await self.last_written()).items())
+        for start in range(0, len(ordered), WRITTEN_PAGE):
+            yield ordered[start : start + WRITTEN_PAGE]
+
     async def last_written(self) -> dict[int, float]:
-        """user id -> newest modification time of their memory file or its kept-aside copies (the retention
-        sweep's evidence that memory was learned recently)."""
+        """user id -> the newest modification time of their memory file or its kept-aside copies."""
         return await asyncio.to_thread(self._scan, True)
 
     async def user_ids(self) -> list[int]:

@@ -173,15 +173,17 @@ class PostgresMemoryStore(DocumentStore):
         user_key(user_id)
         return 0
 
-    async def last_written(self) -> dict[int, float]:
-        """When each user's memory was last written (POSIX seconds), for the retention sweep."""
-        written: dict[int, float] = {}
+    async def written(self) -> AsyncIterator[list[tuple[int, float]]]:
+        """When each user's memory was last written (POSIX seconds), in pages in user id order, for the retention
+        sweep: a million users never sit in RAM or hold the loop at once."""
         async for rows in self.database.fetch_pages(
             "SELECT user_id, extract(epoch FROM updated_at)::float8 AS at FROM memories"
             " WHERE $1::bigint IS NULL OR user_id > $1 ORDER BY user_id LIMIT $2"
-        ):  # paged: a million users never hold the loop for the whole read
-            written.update((int(row["user_id"]), float(row["at"])) for row in rows)
-        return written
+        ):
+            yield [(int(row["user_id"]), float(row["at"])) for row in rows]
+
+    async def last_written(self) -> dict[int, float]:
+        return {uid: at async for page in self.written() for uid, at in page}
 
     async def user_ids(self) -> list[int]:
         rows = await self.database.fetch("SELECT user_id FROM memories ORDER BY user_id")
