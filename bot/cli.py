@@ -201,6 +201,14 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+def recall_words(settings: Settings) -> str:
+    """How facts are picked for replies, for the start-up line: by meaning too when EMBEDDING_MODEL is set."""
+    if settings.embedding_model is None:
+        return ""
+    where = describe_endpoint(settings.effective_embedding_base_url)
+    return f", recall by meaning with {settings.embedding_model} at {where}"
+
+
 async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = connect_to_discord) -> int:
     import aiohttp
     import discord
@@ -223,9 +231,9 @@ async def run_bot(settings: Settings, *, force_sync: bool, connect: Connect = co
     gc.collect()
     gc.freeze()
     log.info(
-        "starting: chat model %s, memory model %s at %s, memory in %s, %d journaled turns resumed, %s",
+        "starting: chat model %s, memory model %s at %s, memory in %s, %d journaled turns resumed, %s%s",
         settings.chat_model, settings.effective_memory_model, describe_endpoint(settings.openai_base_url),
-        resources.memory.ops.where, resumed, bot.shard_plan(),
+        resources.memory.ops.where, resumed, bot.shard_plan(), recall_words(settings),
     )
     checker = asyncio.create_task(warn_about_unknown_models(resources))  # never delays the start
     runner: asyncio.Task[object] = asyncio.create_task(connect(bot))

@@ -199,3 +199,11 @@ async def health(port: int) -> dict[str, Any]:
 
 def test_mismatch_is_a_kind_of_failure() -> None:
     assert issubclass(EmbeddingMismatch, EmbeddingFailed)
+
+
+def test_the_start_line_says_how_facts_are_picked(chat_server: ChatServer, tmp_path: Path) -> None:
+    from bot.cli import recall_words
+
+    words = make_settings(chat_server, tmp_path, embedding_model=MODEL, embedding_base_url="http://embeddings:8000/v1")
+    assert recall_words(words) == f", recall by meaning with {MODEL} at http://embeddings:8000/v1"
+    assert recall_words(make_settings(chat_server, tmp_path)) == ""
