@@ -207,3 +207,16 @@ def test_the_start_line_says_how_facts_are_picked(chat_server: ChatServer, tmp_p
     words = make_settings(chat_server, tmp_path, embedding_model=MODEL, embedding_base_url="http://embeddings:8000/v1")
     assert recall_words(words) == f", recall by meaning with {MODEL} at http://embeddings:8000/v1"
     assert recall_words(make_settings(chat_server, tmp_path)) == ""
+
+
+async def test_an_answer_that_is_not_an_embeddings_list_is_a_failure_like_any_other(
+    embeddings: EmbeddingProxy, embedder_for: MakeEmbedder
+) -> None:
+    embedder = embedder_for(embeddings)
+    embeddings.garble()
+    with pytest.raises(EmbeddingFailed):
+        await embedder.query("a proxy's error page instead of vectors")
+    with pytest.raises(EmbeddingFailed):
+        await embedder.facts(["Plays the cello"])
+    assert await QueryVector.start(embedder, "and for a reply").result() is None
+    assert embedder.health.down

@@ -6,7 +6,8 @@ e5 prefix from each request's `input_type`, so the bot talks to it with EMBEDDIN
 
 `EmbeddingProxy` forwards to it unless told to fail: `fail()` answers 500, `hang()` holds every request until
 `release()`, `truncate(n)` cuts every vector to n numbers (a model of another size), `recover()` forwards again.
-`answer_in(seconds)` makes each answer take at least that long (a remote endpoint's latency, for benchmarks).
+`answer_in(seconds)` makes each answer take at least that long (a remote endpoint's latency, for benchmarks);
+`garble()` answers 200 with a proxy's HTML page instead of JSON.
 It records every request (`requests`: the input texts and their `input_type`), so a test can check what was sent.
 """
 
@@ -142,6 +143,9 @@ class EmbeddingProxy:
     def truncate(self, keep: int) -> None:
         self.mode, self.keep = "truncate", keep
 
+    def garble(self) -> None:
+        self.mode = "garble"
+
     def answer_in(self, seconds: float) -> None:
         self.latency = seconds
 
@@ -161,6 +165,8 @@ class EmbeddingProxy:
         self.arrived.set()
         if self.mode == "hang":
             await self._released.wait()
+        if self.mode == "garble":
+            return web.Response(text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")
         if self.mode == "fail":
             seen.status = 500
             return web.json_response({"error": {"message": "the model crashed", "type": "server_error"}}, status=500)

@@ -217,12 +217,15 @@ class Embedder:
         try:
             response = await api.create(model=self.model, input=texts, encoding_format="float", **extra)
             vectors = self._vectors_of(response, len(texts))
-        except openai.OpenAIError as error:
-            self._failed(kind, _reason(error))
-            raise EmbeddingFailed(_reason(error)) from None
         except EmbeddingFailed as error:
             self._failed(kind, str(error))
             raise
+        except openai.OpenAIError as error:
+            self._failed(kind, _reason(error))
+            raise EmbeddingFailed(_reason(error)) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as error:  # a body that is not an embeddings list
+            self._failed(kind, "unreadable answer")
+            raise EmbeddingFailed(f"unreadable answer ({type(error).__name__})") from None
         self.stats.times[kind].observe(self._clock() - started)
         self.health.answered()
         return vectors
