@@ -323,8 +323,10 @@ def table(name: str, ours: Outcome, base: Outcome | None, ref: str) -> Table:
                    "back")
     mine, theirs, ok = figures(ours), figures(base) if base else {}, passed(ours)
     for key, measure, target in ROWS:
+        # Only "gone right after the take-back" is a promise of the code; what a paraphrasing model brings back
+        # later, and the user's own words said again, are rates the rules reach, measured against targets.
         result.add(measure, mine[key], theirs.get(key, ""), "", target, passed=ok.get(key) if target else None,
-                   hard=key in ("leak_now", "leak_later", "again"))
+                   hard=key == "leak_now")
     result.note(f"baseline: the same suite on the code of {ref} in this run" if base else "baseline: not run")
     result.note(f"{ours.seconds:.1f} s for ours" + (f", {base.seconds:.1f} s for the baseline" if base else ""))
     if name == "held-out":
