@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.storage.sealing import new_master_key_text
 from tests.helpers import Harness, ScriptedLLM, build_harness, make_guild, make_member, make_user
 from tests.support.llm_server import ChatServer
 
@@ -18,6 +19,17 @@ BOB_ID = 222222222222222222
 CAROL_ID = 333333333333333333
 
 MakeHarness = Callable[..., Awaitable[Harness]]
+SEALED = new_master_key_text()
+
+
+@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
+def storage(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The settings of each backend, in the clear and with MEMORY_ENCRYPTION_KEY, for a test run on all four (ask
+    for it before `make_harness`)."""
+    settings: dict[str, Any] = {"memory_encryption_key": SEALED} if request.param.endswith("sealed") else {}
+    if request.param.startswith("postgres"):
+        settings["database_url"] = request.getfixturevalue("postgres_url")
+    return settings
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_deletes import deleted
 from tests.cogs.test_guarantees import SEED, hostile_bot
 from tests.cogs.test_recall_by_meaning import OTHERS, PUPPY, PUPPY_SAID, QUESTION, embedding_settings
-from tests.cogs.test_take_back import storage  # noqa: F401  (the four storage cases, a fixture)
 from tests.helpers import Harness, dispatch, last_text, make_interaction, memory_text, run_slash, seed_memory
 from tests.support.embeddings import EmbeddingProxy
 from tests.support.engine import parts, wait_vectors
@@ -53,7 +52,7 @@ async def puppy_as_stored(h: Harness) -> dict[str, Any]:
 
 
 async def test_forgetting_a_fact_takes_its_vector_and_meaning_does_not_bring_it_back(
-    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy  # noqa: F811
+    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy
 ) -> None:
     h, scene, _ = await bot_that_learned_the_puppy(make_harness, storage, embeddings)
     puppy = await puppy_as_stored(h)
@@ -77,7 +76,7 @@ async def test_forgetting_a_fact_takes_its_vector_and_meaning_does_not_bring_it_
 
 
 async def test_a_deleted_message_takes_the_vector_of_what_it_taught(
-    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy  # noqa: F811
+    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy
 ) -> None:
     h, _, message = await bot_that_learned_the_puppy(make_harness, storage, embeddings)
     vector = (await puppy_as_stored(h))["vector"]
@@ -102,7 +101,7 @@ async def test_what_a_dm_taught_is_not_recalled_by_meaning_in_a_server(
 
 
 async def test_a_forget_while_the_vectors_are_computed_wins(
-    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy  # noqa: F811
+    storage: dict[str, Any], make_harness: MakeHarness, embeddings: EmbeddingProxy
 ) -> None:
     model = HostileModel(SEED, facts_of=puppy_story, remove_chance=0, restate_chance=0)
     h, scene, _ = await hostile_bot(make_harness, {**storage, **embedding_settings(embeddings)}, model)

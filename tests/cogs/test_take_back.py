@@ -14,9 +14,6 @@ import json
 import re
 from typing import Any
 
-import pytest
-
-from bot.storage.sealing import new_master_key_text
 from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_guarantees import SEED, hostile_bot, memory_text
 from tests.cogs.test_guarantees import memory_of as raw_memory_of
@@ -34,16 +31,6 @@ AGAIN_FACT = "Works night shifts as a nurse in Dublin"
 FORGOTTEN_WORDS = re.compile(r"nurse|saint mary|dublin", re.IGNORECASE)
 
 
-SEALED = new_master_key_text()
-
-
-@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
-def storage(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """Each backend, in the clear and with MEMORY_ENCRYPTION_KEY (then the documents are read through export)."""
-    settings: dict[str, Any] = {"memory_encryption_key": SEALED} if request.param.endswith("sealed") else {}
-    if request.param.startswith("postgres"):
-        settings["database_url"] = request.getfixturevalue("postgres_url")
-    return settings
 
 
 async def memory_of(h: Any, user_id: int) -> list[dict[str, Any]]:

@@ -16,9 +16,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
-from bot.storage.sealing import new_master_key_text
 from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_guarantees import SEED, hostile_bot
 from tests.cogs.test_guarantees import memory_of as raw_memory_of
@@ -27,17 +24,6 @@ from tests.support.engine import parts
 from tests.support.hostile import HostileModel
 from tests.support.llm_server import reply
 from tests.support.storage import everything_stored, stored_text
-
-SEALED = new_master_key_text()
-
-
-@pytest.fixture(params=["files", "postgres", "files-sealed", "postgres-sealed"])
-def storage(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """Each backend, in the clear and with MEMORY_ENCRYPTION_KEY. Ask for it before `make_harness`."""
-    settings: dict[str, Any] = {"memory_encryption_key": SEALED} if request.param.endswith("sealed") else {}
-    if request.param.startswith("postgres"):
-        settings["database_url"] = request.getfixturevalue("postgres_url")
-    return settings
 
 
 async def everything(h: Any) -> str:
