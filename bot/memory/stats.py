@@ -49,7 +49,6 @@ class EmbeddingSnapshot:
 
     model: str
     up: bool
-    outages: int
     calls: dict[str, int]
     seconds: dict[str, float]
     buckets: dict[str, tuple[int, ...]]  # per kind, calls per bucket of `bounds` (not cumulative)

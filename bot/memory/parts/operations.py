@@ -177,7 +177,7 @@ class Operations:
         keeper = self._keeper
         if keeper is None:
             return self._embedder.snapshot()
-        return self._embedder.snapshot(vectors_attached=keeper.stats.vectors_attached, users_waiting=keeper.waiting)
+        return self._embedder.snapshot(vectors_attached=keeper.vectors_attached, users_waiting=keeper.waiting)
 
     async def save_activity(self) -> None:
         """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""

@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from bot.memory.drivers.bundle import StorageBundle
 from bot.memory.errors import Stale
@@ -35,13 +33,6 @@ FIRST_PAUSE_SECONDS = 1.0
 LONGEST_PAUSE_SECONDS = 300.0
 
 
-@dataclass(slots=True)
-class KeeperStats:
-    vectors_attached: int = 0
-    users_done: int = 0
-    failures: int = 0
-
-
 class VectorKeeper:
     def __init__(
         self,
@@ -50,18 +41,16 @@ class VectorKeeper:
         writer: MemoryWriter,
         embedder: Embedder,
         forgets: ForgetBarrier,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self.storage = storage
         self.writer = writer
         self.embedder = embedder
         self.forgets = forgets
-        self._sleep = sleep
         self._queue: dict[int, None] = {}  # insertion-ordered set of user ids
         self._worker: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
-        self.stats = KeeperStats()
+        self.vectors_attached = 0  # since start, for the metrics
 
     def check(self, user_id: int, memory: MemoryFile) -> None:
         """Ask for the user when `memory` has open facts without a current vector."""
@@ -105,10 +94,9 @@ class VectorKeeper:
             try:
                 await self.embed_user(user_id)
             except (EmbeddingFailed, OSError) as error:
-                self.stats.failures += 1
                 self._queue = {user_id: None, **self._queue}  # first again, after the pause
                 log.debug("vector keeper, user %s: %s; trying again in %.0f s", user_id, error, pause)
-                await self._sleep(pause)
+                await asyncio.sleep(pause)
                 pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
                 continue
             except Exception:  # one user's bad memory must not stop everyone else's vectors
@@ -138,6 +126,5 @@ class VectorKeeper:
         except Stale:
             log.debug("vector keeper, user %s: they forgot meanwhile; nothing attached", user_id)
             return 0
-        self.stats.vectors_attached += attached
-        self.stats.users_done += 1
+        self.vectors_attached += attached
         return attached

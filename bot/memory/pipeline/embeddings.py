@@ -95,7 +95,6 @@ class EndpointHealth:
         self._clock = clock
         self.down_since: float | None = None
         self._last_probe = -math.inf
-        self.outages = 0
 
     @property
     def down(self) -> bool:
@@ -105,7 +104,6 @@ class EndpointHealth:
         if self.down_since is None:
             self.down_since = self._clock()
             self._last_probe = self.down_since
-            self.outages += 1
             log.warning("embeddings: the endpoint failed (%s); replies select facts by their words until it answers",
                         reason)
 
@@ -195,7 +193,6 @@ class Embedder:
         return EmbeddingSnapshot(
             model=self.model,
             up=not self.health.down,
-            outages=self.health.outages,
             calls={kind: times.count for kind, times in stats.times.items()},
             seconds={kind: times.seconds for kind, times in stats.times.items()},
             buckets={kind: tuple(times.buckets) for kind, times in stats.times.items()},
@@ -274,10 +271,6 @@ class QueryVector:
                 return None
 
         return cls(asyncio.get_running_loop().create_task(vector(), name="query vector"))
-
-    @property
-    def requested(self) -> bool:
-        return self._task is not None
 
     async def result(self) -> Vector | None:
         if self._task is None:

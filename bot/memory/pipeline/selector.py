@@ -3,7 +3,7 @@
 `score = 0.6 * similarity(fact, last 3 turns) + 0.4 * confidence`, top `MEMORY_TOP_K`, where the similarity is
 TF-IDF with BM25 weights, scaled so the best-matching fact scores 1 (see `FactIndex` for why). With a query vector
 and fact vectors (EMBEDDING_MODEL), the similarity of a fact that has a vector is half that and half its cosine with
-the query rescaled per query to 0-1 (`FactIndex.meanings`): raw cosines of a small model all sit near 0.8, so
+the query rescaled per query to 0-1 (`VectorMatrix.rescaled`): raw cosines of a small model all sit near 0.8, so
 unscaled they would let confidence decide. Facts without a vector keep their lexical similarity alone.
 
 - Speed: the index is fitted once per memory revision and cached; a reply only looks its query terms up and sums

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from bot.memory.models import Fact, MemoryFile
+from bot.memory.models import VECTOR_FIELDS, Fact, MemoryFile
 
 INT8_MAX = 127
 VectorLike = NDArray[np.floating] | NDArray[np.int8] | Sequence[float]
@@ -87,8 +87,8 @@ def clear(fact: Fact) -> None:
 
 def strip(fact: dict[str, object]) -> None:
     """Remove the vector fields from a fact as JSON (an export carries the user's words, not derived numbers)."""
-    fact.pop("vector", None)
-    fact.pop("vectorModel", None)
+    for name in VECTOR_FIELDS:
+        fact.pop(name, None)
 
 
 def keep_true(before: MemoryFile, after: MemoryFile) -> int:
