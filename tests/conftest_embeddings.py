@@ -8,29 +8,28 @@ tests instead, for a machine where the wheel does not exist (it ships for x86_64
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from tests.support.embeddings import EmbeddingProxy, EmbeddingServer, EmbeddingServerUnavailable, embedding_proxy
+from tests.support.required import required_server
 
 SKIP_VARIABLE = "MEMORY_BOT_NO_EMBEDDINGS"
 
 
+def started_embedding_server() -> EmbeddingServer:
+    server = EmbeddingServer()
+    server.start()
+    return server
+
+
 @pytest.fixture(scope="session")
 def embedding_server() -> Iterator[EmbeddingServer]:
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: tests of the embedding model skipped")
-    try:
-        server = EmbeddingServer()
-        server.start()
-    except EmbeddingServerUnavailable as error:
-        unavailable = str(error)
-    else:
-        unavailable = ""
-    if unavailable:  # failed outside the except block, so the report is this one line, not a chain
-        pytest.fail(f"{unavailable} (or set {SKIP_VARIABLE}=1 to skip these tests)", pytrace=False)
+    server = required_server(
+        started_embedding_server, unavailable=EmbeddingServerUnavailable, skip_variable=SKIP_VARIABLE,
+        what="tests of the embedding model",
+    )
     try:
         yield server
     finally:

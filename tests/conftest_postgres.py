@@ -10,13 +10,13 @@ with ``MEMORY_BOT_POSTGRES_BINARIES=wheel``).
 from __future__ import annotations
 
 import itertools
-import os
 import re
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support.postgres import PostgresServer, PostgresUnavailable
+from tests.support.required import required_server
 
 SKIP_VARIABLE = "MEMORY_BOT_NO_POSTGRES"
 MARKER = "postgres"
@@ -40,16 +40,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One started server per test session (per pytest-xdist worker); stopped and removed at the end."""
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: PostgreSQL tests skipped")
-    try:
-        server = PostgresServer()
-    except PostgresUnavailable as error:
-        unavailable = str(error)
-    else:
-        unavailable = ""
-    if unavailable:  # failed outside the except block, so the report is this one line, not a chain
-        pytest.fail(f"{unavailable} (or set {SKIP_VARIABLE}=1 to skip the PostgreSQL tests)", pytrace=False)
+    server = required_server(
+        PostgresServer, unavailable=PostgresUnavailable, skip_variable=SKIP_VARIABLE, what="PostgreSQL tests"
+    )
     server.start()
     try:
         yield server

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from tests.conftest_state import seen_by
 from tests.helpers import dispatch, extraction_input
 from tests.support.engine import parts, wait_debouncer
 from tests.support.llm_server import Response, extraction
-from tests.support.postgres import PostgresServer
+from tests.support.postgres import PostgresServer, PostgresUnavailable
+from tests.support.required import required_server
 
 pytestmark = pytest.mark.postgres
 
@@ -46,9 +46,9 @@ DURING = {
 @pytest.fixture
 def own_server() -> Iterator[PostgresServer]:
     """A server for this test alone: it is stopped and started, which the session's server must never be."""
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: PostgreSQL tests skipped")
-    server = PostgresServer().start()
+    server = required_server(
+        PostgresServer, unavailable=PostgresUnavailable, skip_variable=SKIP_VARIABLE, what="PostgreSQL tests"
+    ).start()
     try:
         yield server
     finally:
