@@ -113,7 +113,7 @@ class MemoryService:
             writer.on_saved = keeper.check
         recall = Recall(
             storage=storage, selector=selector, policy=policy, clock=now, off_loop=on(reply_cpu),
-            outage=learning.outage, embedder=embedder, keeper=keeper,
+            outage=learning.outage, keeper=keeper,
         )
         shared = Shared(storage=storage, writer=writer, learning=learning, recall=recall, clock=now)
         budgets = Budgets(
@@ -123,7 +123,7 @@ class MemoryService:
             storage=storage, writer=writer, learning=learning, budgets=budgets, policy=policy,
             cpus=(cpu, reply_cpu), clock=now,
             wipe=lambda user_id: UserMemory(shared, user_id).wipe(quiet=True, settings=True),
-            embedder=embedder, keeper=keeper,
+            keeper=keeper,
         )
         self._parts = EngineParts(
             storage=storage, writer=writer, learning=learning, recall=recall,

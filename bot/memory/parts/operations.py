@@ -56,7 +56,6 @@ class Operations:
         wipe: Callable[[int], Awaitable[object]],
         cpus: Sequence[ThreadPoolExecutor],
         clock: Callable[[], datetime],
-        embedder: Embedder | None = None,
         keeper: VectorKeeper | None = None,
     ) -> None:
         self._storage = storage
@@ -67,8 +66,8 @@ class Operations:
         self._wipe = wipe  # forget everything of a user, privacy choices included, quietly (retention)
         self._cpus = cpus  # the engine's CPU threads, ended at shutdown
         self._clock = clock
-        self._embedder = embedder
         self._keeper = keeper
+        self._embedder: Embedder | None = keeper.embedder if keeper is not None else None
 
     @property
     def where(self) -> str:
@@ -172,12 +171,10 @@ class Operations:
         )
 
     def _embedding_snapshot(self) -> EmbeddingSnapshot | None:
-        if self._embedder is None:
-            return None
         keeper = self._keeper
         if keeper is None:
-            return self._embedder.snapshot()
-        return self._embedder.snapshot(vectors_attached=keeper.vectors_attached, users_waiting=keeper.waiting)
+            return None
+        return keeper.embedder.snapshot(vectors_attached=keeper.vectors_attached, users_waiting=keeper.waiting)
 
     async def save_activity(self) -> None:
         """Persist last-activity days (hourly and at shutdown); a failure only delays it, so it is logged."""

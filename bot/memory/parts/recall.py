@@ -49,7 +49,6 @@ class Recall:
         clock: Callable[[], datetime],
         off_loop: OffLoop,
         outage: StorageOutage | None = None,
-        embedder: Embedder | None = None,
         keeper: VectorKeeper | None = None,
     ) -> None:
         self.storage = storage
@@ -58,8 +57,8 @@ class Recall:
         self.clock = clock
         self._off_loop = off_loop
         self.outage = outage  # shared with learning: a storage failure on the reply path is logged once per outage
-        self.embedder = embedder
-        self.keeper = keeper
+        self.keeper = keeper  # with EMBEDDING_MODEL: the facts' vectors, and the model a query is embedded by
+        self.embedder: Embedder | None = keeper.embedder if keeper is not None else None
 
     def _storage_failed(self, what: str, error: OSError) -> None:
         reason = f"{what}: {error.strerror or type(error).__name__}"

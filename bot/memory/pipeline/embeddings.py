@@ -188,7 +188,7 @@ class Embedder:
         EMBEDDING_DIMENSIONS: `EmbeddingMismatch`)."""
         return len(await self.query("hello"))
 
-    def snapshot(self, *, vectors_attached: int = 0, users_waiting: int = 0) -> EmbeddingSnapshot:
+    def snapshot(self, *, vectors_attached: int, users_waiting: int) -> EmbeddingSnapshot:
         stats = self.stats
         return EmbeddingSnapshot(
             model=self.model,
