@@ -2,10 +2,11 @@
 
     .venv/bin/python -m bench.forget_suite [--smoke] [--baseline-ref main] [--set development|held-out]
 
-Two sets of cases in one format, each run and reported on its own (both unless `--set` names one):
-`bench/corpora/forget.json`, the development set (100 cases written for this suite; the matching rules were
-adjusted while it was run), and `bench/corpora/forget_fresh.json`, the held-out set (44 cases written before the
-rules were changed for the development set's misses, never tuned on). A case is a fact a user tells the bot, once
+Two sets of cases in one format, each run and reported on its own (both unless `--set` names one): the
+development set, `bench/corpora/forget.json` (100 cases written for this suite) and `bench/corpora/forget_fresh.json`
+(44 cases written later), whose misses the matching rules were adjusted for, and the held-out set,
+`bench/corpora/forget_unseen.json` (64 cases written by someone who had read neither the rules nor the other cases,
+before the rules were changed for the fresh cases' misses; never tuned on). A case is a fact a user tells the bot, once
 forgotten (`/memory forget fact:`) or corrected (`/memory edit`, to a value the case gives), with two ways a model
 paraphrases the fact and the user's own words saying it again. Each case is one user on the real path
 (`remember`, the pending turns, the debouncer, the extractor over HTTP, apply, the write gate, the atomic file): the
@@ -17,11 +18,14 @@ earlier values. Then the fact is taken back, and the model tries three times to 
 - a paraphrasing model: an unrelated message, the model writing its second paraphrase;
 - a replayed history: the original message sent again with its original time, the model writing the fact again.
 
-Finally the user says it again in a new message. Figures: forgotten words (the case's markers, less those the
+Then the user tells the bot something else (another case's statement, its fact written by the model): it must be
+learned, so a fingerprint that refuses what merely shares a word with it shows. Finally the user says it again in a
+new message. Figures: forgotten words (the case's markers, less those the
 correction keeps) in any prompt built for the user (its memory blocks) or in any stored byte (every file under the
 data folder, after the pending turns are compacted), after the take-back and after the three attempts (target 0);
 the share of the attempts blocked, each judged by its words in the stored memory (target at least 95 %); the cases
-whose saying it again was not learned (target 0). The baseline is the same suite on the code of `--baseline-ref`
+whose saying it again was not learned (target 0); the other statements refused (unrelated facts blocked by
+mistake). The baseline is the same suite on the code of `--baseline-ref`
 (default `main`; none in a smoke run), as the update suite runs it.
 """
 
@@ -53,9 +57,10 @@ from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import close_service, file_service, learn, parts, wait_idle
 from tests.support.llm_server import ChatServer, Response, extraction
 
+_FOLDER = Path(__file__).resolve().parent / "corpora"
 CORPORA = {
-    "development": Path(__file__).resolve().parent / "corpora" / "forget.json",
-    "held-out": Path(__file__).resolve().parent / "corpora" / "forget_fresh.json",
+    "development": (_FOLDER / "forget.json", _FOLDER / "forget_fresh.json"),
+    "held-out": (_FOLDER / "forget_unseen.json",),
 }
 FIRST_USER = 10**17
 START = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -64,7 +69,9 @@ TARGETS = {"blocked": 0.95}
 
 
 def load_cases(name: str, smoke: bool) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = json.loads(CORPORA[name].read_text(encoding="utf-8"))["cases"]
+    cases: list[dict[str, Any]] = [
+        case for path in CORPORA[name] for case in json.loads(path.read_text(encoding="utf-8"))["cases"]
+    ]
     return cases[:12] if smoke else cases
 
 
@@ -117,11 +124,14 @@ class Outcome:
     blocked: int = 0
     said_again: int = 0
     said_again_blocked: int = 0
+    bystanders: int = 0
+    bystanders_refused: int = 0
     others_kept: int = 0  # cases whose summaries still hold what else they said
     seconds: float = 0.0
     leaked: list[str] = field(default_factory=list)
     let_through: list[str] = field(default_factory=list)
     refused_again: list[str] = field(default_factory=list)
+    refused_bystanders: list[str] = field(default_factory=list)
     bot_file: str = ""
 
 
@@ -170,7 +180,7 @@ async def memory_text(service: MemoryService, user: int) -> str:
 
 async def run_case(
     service: MemoryService, model: ScriptedModel, folder: Path, clock: Clock, user: int, case: dict[str, Any],
-    outcome: Outcome,
+    bystander: dict[str, Any], outcome: Outcome,
 ) -> None:
     n = user - FIRST_USER
     start = clock.now = START + timedelta(hours=n)
@@ -215,6 +225,13 @@ async def run_case(
     summaries = (await service.user(user).show()).user.workContext
     outcome.others_kept += OTHER in summaries.summary or any(OTHER in old.summary for old in summaries.previous)
     clock.now += timedelta(minutes=2)
+    model.plan(bystander["said"], bystander["fact"], f"{bystander['fact']}.")
+    await say(service, user, [("user", bystander["said"])], clock.now)
+    outcome.bystanders += 1
+    if not any(f.content.startswith(bystander["fact"]) for f in (await service.user(user).show()).facts):
+        outcome.bystanders_refused += 1
+        outcome.refused_bystanders.append(f"{case['id']} <- {bystander['id']}")
+    clock.now += timedelta(minutes=2)
     model.plan(case["again"], case["againFact"], f"{case['againFact']}.")
     await say(service, user, [("user", case["again"])], clock.now)
     outcome.said_again += 1
@@ -222,6 +239,17 @@ async def run_case(
     if not any(content.startswith(case["againFact"]) for content in facts):
         outcome.said_again_blocked += 1
         outcome.refused_again.append(case["id"])
+
+
+def bystander_of(cases: Sequence[dict[str, Any]], index: int) -> dict[str, Any]:
+    """Another case's statement for case `index` (half the set away, past any that says the same or shares a
+    marker): something else the user tells the bot."""
+    case = cases[index]
+    for step in range(len(cases) // 2, len(cases) + len(cases) // 2):
+        other = cases[(index + step) % len(cases)]
+        if other["said"] != case["said"] and not found(case["markers"], other["fact"]):
+            return other
+    raise ValueError(f"{case['id']}: no other statement in the set")
 
 
 async def run_suite(cases: Sequence[dict[str, Any]]) -> Outcome:
@@ -248,7 +276,8 @@ async def run_suite(cases: Sequence[dict[str, Any]]) -> Outcome:
                     )
                     await service.ops.open()
                     try:
-                        await run_case(service, model, Path(folder), clock, FIRST_USER + index, case, outcome)
+                        await run_case(service, model, Path(folder), clock, FIRST_USER + index, case,
+                                       bystander_of(cases, index), outcome)
                     finally:
                         await close_service(service)
         finally:
@@ -268,7 +297,7 @@ def baseline_outcome(ref: str, name: str, smoke: bool) -> Outcome | str:
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
         (root / "bench" / "corpora").mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(__file__), root / "bench" / "forget_suite.py")
-        for corpus in CORPORA.values():
+        for corpus in (path for paths in CORPORA.values() for path in paths):
             shutil.copy2(corpus, root / "bench" / "corpora" / corpus.name)
         env = {**os.environ, "PYTHONPATH": str(root)}
         argv = [sys.executable, "-m", "bench.forget_suite", "--worker", "--set", name, *(["--smoke"] if smoke else [])]
@@ -296,6 +325,7 @@ def figures(o: Outcome) -> dict[str, str]:
         "blocked": share(o.blocked, o.attempts),
         "again": f"{o.said_again_blocked} of {o.said_again}",
         "others": share(o.others_kept, o.cases),
+        "bystanders": f"{o.bystanders_refused} of {o.bystanders}",
     }
 
 
@@ -315,6 +345,7 @@ ROWS = (
     ("blocked", "attempts blocked (restatement, paraphrase, replay)", ">= 95%"),
     ("again", "cases where the user saying it again was not learned", "0"),
     ("others", "cases whose summaries keep what else was said", ""),
+    ("bystanders", "other statements of the user refused (shared words blocked by mistake)", ""),
 )
 
 
@@ -336,6 +367,8 @@ def table(name: str, ours: Outcome, base: Outcome | None, ref: str) -> Table:
         result.note("leaked right after: " + ", ".join(ours.leaked))
     if ours.refused_again:
         result.note("saying it again not learned: " + ", ".join(ours.refused_again))
+    if ours.refused_bystanders:
+        result.note("other statements refused: " + ", ".join(ours.refused_bystanders))
     if ours.let_through:
         result.note("attempts let through (#1 restatement, #2 paraphrase, #3 replay): " + ", ".join(ours.let_through))
     return result

@@ -231,7 +231,8 @@ class ForgottenPrint(_Open):
     taken back (`bot.memory.rules.forgotten`)."""
 
     words: list[str] = Field(default_factory=list)
-    strong: list[str] = Field(default_factory=list)  # those of `words` enough alone: codes and names
+    strong: list[str] = Field(default_factory=list)  # those of `words` enough alone: codes, rare words, names
+    context: list[str] = Field(default_factory=list)  # a correction's kept words: one of `words` beside one is enough
     at: str = ""
 
 

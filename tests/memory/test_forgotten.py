@@ -10,7 +10,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.memory.models import Fact, MemoryFile, Place, PlaceMemory, PreviousSummary
-from bot.memory.rules.forgotten import Fingerprints, carried, restates, scrub, stamp, taken_back, words_of
+from bot.memory.rules.forgotten import (
+    Fingerprints,
+    carried,
+    is_rare,
+    restates,
+    scrub,
+    stamp,
+    taken_back,
+    words_of,
+)
 from bot.memory.rules.write_gate import ModelAuthor, UserAuthor, admit
 
 FORGOT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -166,6 +175,13 @@ def test_a_code_is_the_facts_own_however_often_other_facts_say_it() -> None:
         ("Glassblower at the studio", "Makes blown glass"),
         ("Fights fires for the county", "Is a firefighter"),
         ("Moving to Québec", "Moving to Quebec"),  # accents
+        ("Partner is from Norway", "Has a Norwegian partner"),  # a place and its irregular adjective
+        ("Sings in a Welsh choir", "Sings in a choir in Wales"),
+        ("Grandmother was from Peru", "Has Peruvian roots"),
+        ("Shoemaker in Northampton", "Makes shoes for a living"),  # joined with a common word
+        ("Dog walker in Clapham", "Runs a dog-walking round"),  # a hyphenated word's parts
+        ("Volunteer lifeguard", "Guards lives as a volunteer"),  # "lives" and "life"
+        ("Learning to play the saxophone", "Is a beginner saxophonist"),  # one rare word is enough
     ],
 )
 def test_a_later_text_carries_the_words_in_another_form(taken: str, later: str) -> None:
@@ -186,3 +202,36 @@ def test_other_forms_neither_match_unrelated_words_nor_keep_the_user_from_saying
     after = extraction(memory, "Has a Galician farmhouse")
     admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "yes, my farmhouse in Galicia")), prints=PRINTS)
     assert [f.content for f in after.facts] == ["Has a Galician farmhouse"]
+
+
+def test_a_rare_word_is_enough_alone_and_a_frequent_one_is_not() -> None:
+    assert is_rare("saxophon") and is_rare("lifeguard")
+    assert not is_rare("play") and not is_rare("learn") and not is_rare("six")
+    assert not is_rare("sax") and not is_rare("ピアノ")  # short, or a script no word list covers
+    memory = MemoryFile()
+    PRINTS.leave(memory, taken_back(["Learning to play the saxophone"]), FORGOT_AT)
+    after = extraction(memory, "Likes to play chess", "Is learning Spanish")
+    admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "something else")), prints=PRINTS)
+    assert [f.content for f in after.facts] == ["Likes to play chess", "Is learning Spanish"]
+
+
+def test_a_corrected_facts_words_come_back_beside_what_the_correction_kept() -> None:
+    old, new = "Beekeeper with six hives in Somerset", "Keeps chickens in Somerset"
+    memory = MemoryFile()
+    PRINTS.leave(memory, taken_back([old], new), FORGOT_AT, texts=[old], kept=words_of(old) & words_of(new))
+    later = author((FORGOT_AT + timedelta(minutes=5), "something else"))
+    for text, kept in (("Looks after six beehives near Somerset villages", False), (new, True),
+                       ("Has six cousins", True)):  # one weak word without the correction's context is another fact
+        after = extraction(memory, text)
+        admit(memory, after, later, prints=PRINTS)
+        assert (text in [f.content for f in after.facts]) is kept, text
+
+
+def test_the_user_saying_the_heart_of_it_again_lets_the_models_small_additions_pass() -> None:
+    memory = MemoryFile()
+    PRINTS.leave(memory, taken_back(["Makes goat's cheese at home"]), FORGOT_AT)
+    again = FORGOT_AT + timedelta(minutes=5)
+    for said, kept in (("I make my own cheese, mostly goat's cheese", True), ("I like goats", False)):
+        after = extraction(memory, "Makes goat's cheese at home")
+        admit(memory, after, author((again, said)), prints=PRINTS)
+        assert ("Makes goat's cheese at home" in [f.content for f in after.facts]) is kept, said

@@ -61,7 +61,7 @@ from bot.memory.requests import (
     Resume,
 )
 from bot.memory.rules import lifetimes, vectors
-from bot.memory.rules.forgotten import restates, scrub, taken_back
+from bot.memory.rules.forgotten import restates, scrub, taken_back, words_of
 from bot.memory.rules.guard import rejection_reason
 from bot.memory.rules.places import is_age_restricted
 from bot.memory.rules.write_gate import UserAuthor, derived_from
@@ -239,7 +239,7 @@ class UserMemory:
                 [fact.content], content, others=(f.content for f in draft.live_facts() if f.id != fact_id)
             )
             scrub(draft, words)
-            prints.leave(draft, words, now, texts=[fact.content])
+            prints.leave(draft, words, now, texts=[fact.content], kept=words_of(fact.content) & words_of(content))
             fact.content = content
             fact.confidence = 1.0
             fact.lastConfirmedAt = stamp

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.memory.models import Fact, ForgottenPrint, MemoryFile, PreviousSummary, Section
+from bot.memory.rules.common_words import WORDS as FREQUENT_WORDS
+from bot.memory.rules.place_words import PLACE_FAMILY
 
 # A word: letters and digits, hyphens or apostrophes inside (`wi-fi`, `tok-a-12-q`, `o'brien`).
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
@@ -55,6 +57,7 @@ _COMMON_WORDS = (
     among between within i'm i've i'd i'll you're they're"""
 )
 _COMMON = frozenset(_COMMON_WORDS.split())
+_MIN_RARE = 4  # shorter words are abbreviations and particles more often than the heart of a fact
 # A derived word's ending and its base word's ending: "Galician"/"Galicia", "Sicilian"/"Sicily", "Brazilian"/
 # "Brazil", "Chilean"/"Chile", "Japanese"/"Japan", "Chinese"/"China", "cardiologist"/"cardiology", "guitarist"/
 # "guitar", "pianist"/"piano", "astronomer"/"astronomy", "pottery"/"potter", "renovation"/"renovate", "blown"/"blow".
@@ -100,11 +103,23 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(kept))
 
 
-def _distinctive(text: str) -> list[tuple[str, str]]:
-    """Each distinctive word of `text` in order, as written (folded) and stemmed."""
+def _tokens(text: str, *, parts: bool) -> list[str]:
+    """Every word of `text` in order, folded, without a possessive "'s"; with `parts`, a hyphenated word of letters
+    is followed by its parts ("dog-walking", "dog", "walking")."""
     found = []
     for raw in _WORD.findall(_fold(text)):
         word = raw.removesuffix("'s")
+        found.append(word)
+        if parts and "-" in word and not any(ch.isdigit() for ch in word):
+            found += [part for part in word.split("-") if len(part) >= _MIN_PART]
+    return found
+
+
+def _distinctive(text: str, *, parts: bool = False) -> list[tuple[str, str]]:
+    """Each distinctive word of `text` in order, as written (folded) and stemmed (with `parts`, a hyphenated
+    word's parts too)."""
+    found = []
+    for word in _tokens(text, parts=parts):
         if word in _COMMON or len(word) < 3 or word.isdigit():  # plain numbers (a year the engine adds) say little
             continue
         stem = _stem(word)
@@ -123,6 +138,10 @@ def _roots(word: str, stem: str) -> frozenset[str]:
     roots = {word, word.removesuffix("s") if len(word) > _MIN_ROOT else word, stem}
     if "-" in stem or any(ch.isdigit() for ch in stem):
         return frozenset(roots)
+    for place in PLACE_FAMILY.get(word, ()):
+        roots |= {place, _stem(place)}
+    if word.endswith("ves") and len(word) > _MIN_ROOT:  # "lives" and "life", "wolves" and "wolf"
+        roots |= {word[:-3] + "fe", word[:-3] + "f"}
     for base, (derived, ending) in itertools.product(tuple(roots), _FAMILY):
         if base.endswith(derived) and len(base) - len(derived) + len(ending) >= _MIN_ROOT:
             root = base[: len(base) - len(derived)] + ending
@@ -171,11 +190,14 @@ class Carried:
 
 def carried(text: str) -> Carried:
     """What `text` carries of words taken back (see the module)."""
-    words = _distinctive(text)
+    words = _distinctive(text, parts=True)
     singles: set[str] = set()
     for word, stem in words:
         singles |= _family(word, stem)
-    for (first, first_stem), (second, second_stem) in itertools.pairwise(words):
+    # neighbours joined, common words included: "makes shoes" is "shoemaker", "keeps bees" is "beekeeper"
+    joinable = [(word, _stem(word)) for word in _tokens(text, parts=True)
+                if word.isalpha() and len(word) >= _MIN_PART]
+    for (first, first_stem), (second, second_stem) in itertools.pairwise(joinable):
         for left, right in itertools.product(_roots(first, first_stem), _roots(second, second_stem)):
             singles |= {left + right, right + left, _stem(left + right), _stem(right + left)}
     halves = []
@@ -192,6 +214,20 @@ def carried(text: str) -> Carried:
 def is_code(word: str) -> bool:
     """Letters and digits mixed (`tok-a-12-q`, `sunflower42`): distinctive enough alone."""
     return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
+def _frequent_stems() -> frozenset[str]:
+    return frozenset(FREQUENT_WORDS | {_stem(word) for word in FREQUENT_WORDS})
+
+
+_FREQUENT = _frequent_stems()
+
+
+def is_rare(word: str) -> bool:
+    """A normalised word of letters outside the most frequent English words and their stems (`saxophon`, `beekeep`,
+    `lifeguard`): distinctive enough alone, as a name is. Words in other scripts are never rare here (no list says
+    how common they are)."""
+    return word.isascii() and word.isalpha() and len(word) >= _MIN_RARE and word not in _FREQUENT
 
 
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w'’-]+", re.UNICODE)
@@ -252,15 +288,21 @@ class Fingerprints:
         """What `text` carries (`carried`), as keyed hashes."""
         return carried(text).mapped(self.of)
 
-    def leave(self, memory: MemoryFile, words: set[str], now: datetime, *, texts: Iterable[str] = ()) -> None:
-        """Record that `words` were taken back now (nothing for no words); those that are codes, or names in
-        `texts` (the words taken back, as written), are marked strong."""
+    def leave(
+        self, memory: MemoryFile, words: set[str], now: datetime, *, texts: Iterable[str] = (),
+        kept: Iterable[str] = (),
+    ) -> None:
+        """Record that `words` were taken back now (nothing for no words); those that are codes, rare words or
+        names in `texts` (the words taken back, as written) are marked strong. `kept`: the words a correction keeps
+        of the fact it rewrites (its context: "Somerset" when "Beekeeper in Somerset" becomes "Keeps chickens in
+        Somerset")."""
         if words:
-            strong = {word for word in words if is_code(word)} | (names_of(texts) & words)
+            strong = {word for word in words if is_code(word) or is_rare(word)} | (names_of(texts) & words)
             memory.forgotten.append(
                 ForgottenPrint(
                     words=sorted({self.of(word) for word in words}),
                     strong=sorted({self.of(word) for word in strong}),
+                    context=sorted({self.of(word) for word in set(kept) - words}),
                     at=stamp(now),
                 )
             )
@@ -287,20 +329,31 @@ class Said:
         return self.carried_after(prints, print_.at).hits(set(print_.words))
 
 
+def _enough(overlap: set[str], text: Carried, print_: ForgottenPrint) -> bool:
+    """Whether these fingerprinted words of a text call it the fact taken back (see `matches`)."""
+    if not overlap:
+        return False
+    if set(print_.strong) & overlap or len(overlap) >= min(MATCH_WORDS, math.ceil(len(print_.words) / 2)):
+        return True
+    return bool(text.hits(set(print_.context)))
+
+
 def matches(text: Carried, print_: ForgottenPrint) -> set[str]:
     """The fingerprinted words `text` (hashed) carries when they are enough to call it the same fact: two of them,
     or half of a shorter fingerprint (one of two), or one strong word alone (a code: letters and digits mixed; a
-    name: written capitalised inside a sentence); else none. One common word shared with a longer fact (a hobby,
-    a tool) is another fact."""
+    rare word; a name: written capitalised inside a sentence), or one beside a word a correction kept of the fact
+    ("Keeps bees in Somerset" after "Beekeeper in Somerset" became "Keeps chickens in Somerset"); else none. One
+    common word shared with a longer fact (a hobby, a tool) is another fact."""
     overlap = text.hits(set(print_.words))
-    strong = set(print_.strong) & overlap
-    return overlap if strong or len(overlap) >= min(MATCH_WORDS, math.ceil(len(print_.words) / 2)) else set()
+    return overlap if _enough(overlap, text, print_) else set()
 
 
 def _blocking(text: Carried, memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
+    """A fingerprint matches `text` by words the user has not said again since: the user's own words (and the
+    model's small additions to them) pass, the fact coming back by other means does not."""
     for print_ in memory.forgotten:
         overlap = matches(text, print_)
-        if overlap and not overlap <= said.again(prints, print_):
+        if overlap and _enough(overlap - said.again(prints, print_), text, print_):
             return True
     return False
 
