@@ -112,6 +112,7 @@ class Prompt:
     memory: MemoryPrompt
     attachments: ReadAttachments = field(default_factory=ReadAttachments)
     model: str = ""  # the chat model chosen where the message was written ("" : CHAT_MODEL)
+    shown: tuple[str, ...] = ()  # the earlier messages' texts (history and reply chain) the model is sent
 
 
 @dataclass
@@ -122,6 +123,7 @@ class SentReply:
     messages: list[discord.Message]
     images_dropped: bool = False
     tokens: CallTokens | None = None  # as the endpoint reported them (None: it did not)
+    shown: tuple[str, ...] = ()  # the earlier messages it was written from (`Prompt.shown`)
 
     @property
     def first(self) -> discord.Message:
@@ -480,7 +482,7 @@ class ChatCog(commands.Cog):
             attachments = await read_attachments(list(message.attachments), self.attachment_limits)
             last = messages[-1]
             messages[-1] = {"role": "user", "content": user_content(str(last["content"]), attachments)}
-        return Prompt(messages, used, attachments, model=setup.model)
+        return Prompt(messages, used, attachments, model=setup.model, shown=tuple(entry.text for entry in context))
 
     async def generate_and_send(
         self, message: discord.Message, prompt: Prompt, *, generated: Callable[[], None] | None = None
@@ -503,7 +505,8 @@ class ChatCog(commands.Cog):
                 except NotAStream:
                     not_streamed = True
                 else:
-                    return SentReply(result.text, result.messages, stream.images_dropped, stream.tokens)
+                    return SentReply(result.text, result.messages, stream.images_dropped, stream.tokens,
+                                     shown=prompt.shown)
         answer = await self.bot.resources.metrics.chat_request(chat.complete(prompt.messages))
         if generated is not None:
             generated()
@@ -513,7 +516,7 @@ class ChatCog(commands.Cog):
             chat.streaming_supported = False
         chunks = reply_chunks(answer.text) or [speech.tr(EMPTY_REPLY)]
         messages = [await sink.post(chunk, first=index == 0) for index, chunk in enumerate(chunks)]
-        return SentReply(answer.text, messages, answer.images_dropped, answer.tokens)
+        return SentReply(answer.text, messages, answer.images_dropped, answer.tokens, shown=prompt.shown)
 
     async def _send_notes(self, message: discord.Message, prompt: Prompt, sent: SentReply | None) -> None:
         """A short follow-up when images were refused by the model or attachments were left out."""
@@ -569,7 +572,8 @@ class ChatCog(commands.Cog):
                     reply_to_id=message.id,
                 )
             )
-        await self.memory.learning.remember(where, turns, ticket=ticket, bot_id=bot_id)
+        shown = sent.shown if sent is not None else ()
+        await self.memory.learning.remember(where, turns, ticket=ticket, bot_id=bot_id, shown=shown)
 
 
 async def setup(bot: MemoryBot) -> None:

@@ -208,7 +208,7 @@ class ReplyActionsCog(commands.Cog):
                         created_at=sent.first.created_at, is_self=True, reply_to_id=asked.id,
                     )
                 ],
-                ticket=ticket, bot_id=bot_id,
+                ticket=ticket, bot_id=bot_id, shown=sent.shown,
             )
         log.info("reply to message %s regenerated at the request of user %s", asked.id, reply.user_id)
         return speech.tr("Here's a new answer; the old one is gone and won't be learned.")

@@ -204,7 +204,8 @@ async def _chat(resources: Resources, *, user_id: int, name: str) -> None:
             IncomingMessage(user_id_msg, user_id, name, text, now),
             IncomingMessage(bot_id_msg, BOT_ID, "bot", answer, now, is_self=True, reply_to_id=user_id_msg),
         ]
-        await memory.learning.remember(CONSOLE_HERE, exchange, ticket=ticket, bot_id=BOT_ID)
+        await memory.learning.remember(CONSOLE_HERE, exchange, ticket=ticket, bot_id=BOT_ID,
+                                       shown=[entry.text for entry in past])
         await memory.recall.record_reply([bot_id_msg], user_id, prompt, ticket)  # for /recalled, as for a Discord reply
         commands.last_reply_id = bot_id_msg
 

@@ -111,10 +111,13 @@ class LearningDoor(Protocol):
         ...
 
     async def remember(
-        self, where: Location, messages: Sequence[IncomingMessage], *, ticket: LearningTicket, bot_id: int | None
+        self, where: Location, messages: Sequence[IncomingMessage], *, ticket: LearningTicket, bot_id: int | None,
+        shown: Sequence[str] = (),
     ) -> bool:
         """Take the ticket's user's message and the bot's reply to it, said `where`, for later extraction (filtered
-        here); False when nothing is kept. The user counts as active either way."""
+        here); False when nothing is kept. The user counts as active either way. `shown`: the earlier messages the
+        reply was written from (a credential found there is cut from the reply that quotes it; nothing of them is
+        kept)."""
         ...
 
     def note_activity(self, user_id: int) -> None:

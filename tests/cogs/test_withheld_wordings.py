@@ -6,6 +6,7 @@ PostgreSQL, in the clear and encrypted, with a model that writes down whatever i
   fact or a summary, while ordinary talk about keys and password managers is;
 - a value given before its name ("Kingfisher#31" … "thats my new email password") is never written down, not
   even while its message waits to be learned, and a lone word that names nothing is still learned;
+- a reply that quotes a secret from the channel's history (said while the bot was away) is learned without it;
 - a sensitive detail inside a longer fact ("Works night shifts as a nurse in Dublin while pregnant") is not stored
   unless the user asked, and is when they do.
 
@@ -128,6 +129,35 @@ async def test_a_value_given_before_its_name_is_never_written_down(
     await h.settle()
     assert LONE in json.dumps(h.llm.extraction_requests[-1])  # ...but learned from the turn kept in RAM
     assert f"Their gamertag is {LONE}" in await facts_of_alice(h)
+
+
+# --- a reply that quotes a secret from the channel's history ------------------------------------------------------
+
+OLD_SECRET = "Marigold-Kettle-58"
+
+
+async def test_a_reply_quoting_a_secret_from_the_history_is_never_written_down(
+    storage: dict[str, Any], make_harness: MakeHarness
+) -> None:
+    model = HostileModel(SEED, remove_chance=0, restate_chance=0)
+    h, scene, clock = await hostile_bot(make_harness, storage, model)
+    # Said while the bot was away: in the DM's history, never handed to the memory engine.
+    h.discord.message(scene.alice_dm, scene.alice_user, f"my router password is {OLD_SECRET}")
+    clock.advance(minutes=1)
+    quoted: list[str] = []
+
+    def quotes_the_history(body: dict[str, Any]) -> Any:
+        quoted.append(json.dumps(body["messages"]))
+        return reply(f"Sure, here it is again: {OLD_SECRET} (the one from your earlier message).")
+
+    h.llm.chat_reply = quotes_the_history
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what was it again?"))
+    await h.settle()
+    assert OLD_SECRET in quoted[-1]  # the chat model was shown the history and quoted it
+    assert h.llm.extraction_requests  # the exchange was learned...
+    assert "here it is again" in json.dumps(h.llm.extraction_requests)
+    assert OLD_SECRET not in json.dumps(h.llm.extraction_requests)  # ...without the value the reply quoted
+    assert OLD_SECRET not in await everything(h)
 
 
 # --- a sensitive detail inside a longer fact ---------------------------------------------------------------------

@@ -214,6 +214,7 @@ class Learning:
         ticket: LearningTicket,
         bot_id: int | None,
         revision: str = "",
+        shown: Sequence[str] = (),
     ) -> bool:
         """Take the ticket's user's messages said `where` (their own and the bot's reply to them) for later
         extraction; False when nothing is kept (see the module for why). The user counts as active either way
@@ -224,7 +225,9 @@ class Learning:
         crash; a message that is nothing but one password-like word is written there cut (its name may come in the
         next message) and comes back cut after a crash. They enter the debouncer first, on arrival: the quiet time
         is measured on the user's pace, not on how long the write took. If the write fails (disk full) the turns
-        are still learned, just not crash-safe, and a WARNING says so."""
+        are still learned, just not crash-safe, and a WARNING says so. `shown`: the earlier messages the reply was
+        written from; a credential the gate finds there is cut from these turns too (a reply that quotes one from
+        the channel's history), and nothing else of them is kept."""
         key = where.key(ticket.user_id)
         self.note_activity(key.user_id)
         turns = filter_messages(messages, bot_id=bot_id, max_chars=self.policy.max_turn_chars)
@@ -246,7 +249,7 @@ class Learning:
             dataclasses.replace(
                 turn, turn_id=turn.turn_id or f"anon-{secrets.token_hex(8)}", generation=ticket.generation
             )
-            for turn in redacted_together(self.debouncer.waiting(key), turns, key.user_id)
+            for turn in redacted_together(self.debouncer.waiting(key), turns, key.user_id, shown=shown)
         ]
         if self.outage.full():  # the storage is down and as many turns as RAM may keep wait for it already
             self.outage.refused(len(turns))

@@ -179,11 +179,14 @@ def credential_refusal(text: str) -> Phrase | None:
     )
 
 
-def redacted_together(waiting: Sequence[Turn], turns: Sequence[Turn], user_id: int) -> list[Turn]:
+def redacted_together(
+    waiting: Sequence[Turn], turns: Sequence[Turn], user_id: int, *, shown: Sequence[str] = ()
+) -> list[Turn]:
     """`turns` with each credential cut out, reading the user's own words of `waiting` (their turns of the same
     conversation not extracted yet) and of `turns` as one batch: a password named in one message and given in the
     next is cut from the one that holds it. A value cut from the user's words is cut from the other turns too (a
-    reply that repeats it)."""
+    reply that repeats it), and so is one found in `shown`, the earlier messages the reply was written from (read
+    as a batch of their own): a reply quoting a secret from the channel's history never reaches the queue."""
     def mine(items: Sequence[Turn]) -> list[Turn]:
         return [turn for turn in items if turn.role == "user" and turn.author_id == user_id]
 
@@ -192,6 +195,9 @@ def redacted_together(waiting: Sequence[Turn], turns: Sequence[Turn], user_id: i
     texts = [turn.text for turn in own]
     found = dict(zip((id(turn) for turn in own), batch_findings(texts), strict=True))
     values = {turn.text[f.start : f.end]: f.kind for turn in own for f in found[id(turn)]}
+    earlier = list(shown)
+    for text, findings in zip(earlier, batch_findings(earlier) if earlier else [], strict=True):
+        values |= {text[f.start : f.end]: f.kind for f in findings}
     result: list[Turn] = []
     for turn in turns:
         if id(turn) in found:
