@@ -235,3 +235,14 @@ def test_the_user_saying_the_heart_of_it_again_lets_the_models_small_additions_p
         after = extraction(memory, "Makes goat's cheese at home")
         admit(memory, after, author((again, said)), prints=PRINTS)
         assert ("Makes goat's cheese at home" in [f.content for f in after.facts]) is kept, said
+
+
+def test_the_user_telling_most_of_the_fact_again_lets_the_models_details_back_and_a_mention_does_not() -> None:
+    memory = MemoryFile()
+    forgotten = "Dog walker in Clapham on weekdays"
+    PRINTS.leave(memory, taken_back([forgotten]), FORGOT_AT, texts=[forgotten])
+    again = FORGOT_AT + timedelta(minutes=5)
+    for said, kept in (("I walk dogs in Clapham again", True), ("Clapham is busy today", False)):
+        after = extraction(memory, forgotten)
+        admit(memory, after, author((again, said)), prints=PRINTS)
+        assert (forgotten in [f.content for f in after.facts]) is kept, said

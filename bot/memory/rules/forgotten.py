@@ -15,10 +15,10 @@ Pure functions over memory documents, used by the forgets, the corrections and t
   bits) plus the moment it was forgotten: no text, stored in the user's memory document so it lives exactly as long
   as that memory (forgetting everything and retention take it along; encryption seals it with the rest).
 - `guard_fact`, `guard_summary`: the write gate's check. A new or changed fact, or a new summary sentence, that
-  carries two of a fingerprint's words (half of a shorter one, or one code or name) is refused unless the user said each
-  of those words in a message received after the forget: so the bot restating it, a replayed history or a
-  paraphrasing model cannot bring it back, while the user saying it again can (a fingerprint whose every word the
-  user said again is lifted).
+  carries two of a fingerprint's words (half of a shorter one, or one code, rare word or name, or one beside a word
+  the correction kept) is refused unless the user said those words, or more than half of the fact, in a message
+  received after the forget: so the bot restating it, a replayed history or a paraphrasing model cannot bring it
+  back, while the user saying it again can (a fingerprint whose every word the user said again is lifted).
 """
 
 from __future__ import annotations
@@ -349,11 +349,15 @@ def matches(text: Carried, print_: ForgottenPrint) -> set[str]:
 
 
 def _blocking(text: Carried, memory: MemoryFile, prints: Fingerprints, said: Said) -> bool:
-    """A fingerprint matches `text` by words the user has not said again since: the user's own words (and the
-    model's small additions to them) pass, the fact coming back by other means does not."""
+    """A fingerprint matches `text` by words the user has not said again since. The user telling the fact again
+    (more than half of its words, in messages after the forget) lets it back with the details a model adds; short of
+    that, only the words they said pass: the fact coming back by other means does not."""
     for print_ in memory.forgotten:
         overlap = matches(text, print_)
-        if overlap and _enough(overlap - said.again(prints, print_), text, print_):
+        if not overlap:
+            continue
+        again = said.again(prints, print_)
+        if 2 * len(again) <= len(print_.words) and _enough(overlap - again, text, print_):
             return True
     return False
 
