@@ -112,6 +112,18 @@ def test_talk_about_passwords_is_kept(text: str) -> None:
         (["the master password for the vault", "paper crane midnight ferry"], "paper crane midnight ferry"),
         (["q7Mz!4rPw2", "^ that's the new admin password for the panel"], "q7Mz!4rPw2"),
         (["Ich habe mein WLAN-Passwort geändert", "es ist jetzt Zitrone77"], "Zitrone77"),
+        # the value after other lead-ins, in other languages
+        (["they locked my school login", "temp one is Spring2026!Qa"], "Spring2026!Qa"),
+        (["the bike shed code", "3-1-4-1", "keep it quiet"], "3-1-4-1"),
+        (["ho cambiato la password della banca", "adesso è Arancia_Rossa4"], "Arancia_Rossa4"),
+        (["я поменял пароль от почты", "теперь он Lisitsa_2025"], "Lisitsa_2025"),
+        (["メールのパスワード変えた", "新しいのは tanuki_3090"], "tanuki_3090"),
+        (["이메일 비번 바꿨어", "이제 hodu_bread_7 야"], "hodu_bread_7"),
+        # the value first, its name after
+        (["Zephyr#2290", "oops wrong chat, that was my laptop password"], "Zephyr#2290"),
+        (["Ember-Grove-4 lol", "yeah that's honestly my email password now"], "Ember-Grove-4"),
+        (["Lantern#515 is what I picked", "for the new work login"], "Lantern#515"),
+        (["4-4-1-9", "thats the gate code"], "4-4-1-9"),
     ],
 )
 def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str], secret: str) -> None:
@@ -132,6 +144,12 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str]
         ["new password policy at work", "it's now 14 characters minimum"],
         ["flight's delayed", "BA2490 now leaving at 18:45"],
         ["my order finally shipped", "tracking is 1ZNXEE5W4487970226"],
+        ["bought a new router", "TP-Link Archer AX55"],
+        ["Upgraded to the RTX4090Ti", "still need to reset my windows password though"],
+        ["my pin got blocked", "going to the bank at 14:30"],
+        ["new wifi router", "it's a Fritz!Box 7590"],
+        ["I like token-10", "I like token-15", "I like token-20"],
+        ["mi código postal nuevo", "es 28014"],
     ],
 )
 def test_messages_that_only_talk_about_a_secret_are_kept(messages: list[str]) -> None:
