@@ -13,6 +13,7 @@ from bot.memory.rules.credential_batch import batch_findings, held_back, journal
 from bot.memory.rules.credentials import find_credentials, redact
 
 HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates"
+DEEPL = "7c1e9a2b-4d3f-4a8e-b2c1-9f8e7d6c5b4a:fx"  # a DeepL key: a UUID with a suffix, secret only by its name
 
 
 @pytest.mark.parametrize(
@@ -32,6 +33,28 @@ HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates"
         ("Das WLAN-Passwort ist jetzt Kuckuck2021", "Kuckuck2021"),
         ("家里的WiFi密码改成了hongshao_rou520", "hongshao_rou520"),
         ("Redis is at redis://:redisPass_5f2a9c@cache.lan:6379/0", "redisPass_5f2a9c"),
+        # any words between a name and its value, in any language, typos included
+        ("Gave their sister the Hulu password, which is PancakeStack#4", "PancakeStack#4"),
+        ("The NAS admin password has been Quartz@Owl17 since June", "Quartz@Owl17"),
+        ("Their pasword for the forum is tangerine2k19", "tangerine2k19"),
+        ("Logs in to the pension portal with Falcon&Reed1999", "Falcon&Reed1999"),
+        ("logged into the router using Admin!2468", "Admin!2468"),
+        ("Son mot de passe Spotify est désormais Hibou-Gris-8", "Hibou-Gris-8"),
+        ("Das Kennwort für den Router lautet seit gestern Blau_Wal_33", "Blau_Wal_33"),
+        ("Mijn wachtwoord is nu Fietsbel!23", "Fietsbel!23"),
+        ("Şifrem Gizli_Kedi99", "Gizli_Kedi99"),
+        ("The TrueCrypt password is three owls under a lamp", "three owls under a lamp"),
+        # codes near a code's name
+        ("The garage combination is 4172", "4172"),
+        ("Der Code für das Gartentor ist 5521", "5521"),
+        ("El código del garaje es 3C-4410", "3C-4410"),
+        ("Il codice del cancello è 7788", "7788"),
+        ("The code the pharmacy just texted is 730914", "730914"),
+        ("Le code de vérification reçu par mail est 118204", "118204"),
+        ("the gym locker combination is 31-07-22", "31-07-22"),
+        # keys and seeds in other words and languages
+        (f"Der API-Schlüssel für Mapbox ist {DEEPL}", DEEPL),
+        ("The TOTP seed for the bank app is JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
     ],
 )
 def test_the_wordings_of_an_extraction_model_are_caught(text: str, secret: str) -> None:
@@ -53,6 +76,26 @@ def test_the_wordings_of_an_extraction_model_are_caught(text: str, secret: str) 
         "Their backup codes are printed and kept in a drawer",
         "Lives near zip code 94110",
         "The connection string format is postgres://USER:<PASSWORD>@HOST:5432/DB",
+        "The docs show mysql://USER:PASSWORD@HOST:3306/DB as the format",
+        # a credential's name near something else shaped like a value
+        "Password hashing uses argon2id with 64MB memory",
+        "Their password manager generated a 24-character password",
+        "Signs in to AWS in eu-west-1 with SSO",
+        "Logs in with Google on their Pixel8",
+        "Logs in as admin_2024 on the staging box",
+        "Pushed the code to GitHub at 2130 last night",
+        "Refactored the code in PR 4521",
+        "The promo code SAVE20 gave 20% off",
+        "Changed the door code in 2023",
+        "The verification code was sent to +44 7700 900123",
+        "Their train ticket code is TK894426",
+        "Lives at PIN 110001 in Delhi",
+        "Their Minecraft world seed is 8675309",
+        "Keeps the API key in OPENAI_API_KEY and the org in OPENAI_ORG",
+        "Their SSH public key is ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKq sam@laptop",
+        "Their password was leaked in a breach last year",
+        "Ihr Passwort ist zu kurz, mindestens 12 Zeichen",
+        "Le mot de passe doit contenir 12 caractères",
     ],
 )
 def test_talk_about_passwords_is_kept(text: str) -> None:
@@ -69,6 +112,18 @@ def test_talk_about_passwords_is_kept(text: str) -> None:
         (["the master password for the vault", "paper crane midnight ferry"], "paper crane midnight ferry"),
         (["q7Mz!4rPw2", "^ that's the new admin password for the panel"], "q7Mz!4rPw2"),
         (["Ich habe mein WLAN-Passwort geändert", "es ist jetzt Zitrone77"], "Zitrone77"),
+        # the value after other lead-ins, in other languages
+        (["they locked my school login", "temp one is Spring2026!Qa"], "Spring2026!Qa"),
+        (["the bike shed code", "3-1-4-1", "keep it quiet"], "3-1-4-1"),
+        (["ho cambiato la password della banca", "adesso è Arancia_Rossa4"], "Arancia_Rossa4"),
+        (["я поменял пароль от почты", "теперь он Lisitsa_2025"], "Lisitsa_2025"),
+        (["メールのパスワード変えた", "新しいのは tanuki_3090"], "tanuki_3090"),
+        (["이메일 비번 바꿨어", "이제 hodu_bread_7 야"], "hodu_bread_7"),
+        # the value first, its name after
+        (["Zephyr#2290", "oops wrong chat, that was my laptop password"], "Zephyr#2290"),
+        (["Ember-Grove-4 lol", "yeah that's honestly my email password now"], "Ember-Grove-4"),
+        (["Lantern#515 is what I picked", "for the new work login"], "Lantern#515"),
+        (["4-4-1-9", "thats the gate code"], "4-4-1-9"),
     ],
 )
 def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str], secret: str) -> None:
@@ -89,6 +144,12 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str]
         ["new password policy at work", "it's now 14 characters minimum"],
         ["flight's delayed", "BA2490 now leaving at 18:45"],
         ["my order finally shipped", "tracking is 1ZNXEE5W4487970226"],
+        ["bought a new router", "TP-Link Archer AX55"],
+        ["Upgraded to the RTX4090Ti", "still need to reset my windows password though"],
+        ["my pin got blocked", "going to the bank at 14:30"],
+        ["new wifi router", "it's a Fritz!Box 7590"],
+        ["I like token-10", "I like token-15", "I like token-20"],
+        ["mi código postal nuevo", "es 28014"],
     ],
 )
 def test_messages_that_only_talk_about_a_secret_are_kept(messages: list[str]) -> None:

@@ -5,7 +5,11 @@ One message alone holds no secret here: the name is in one, the value in the nex
 finds is cut: each message alone (`find_credentials`), the messages joined into one text ("for the record my
 steam pw" + "is turnip-rocket-66"), and each message that names a credential without giving it, read with the
 next two messages as the value it names (the single-text rules judge "<name>: <what follows>", so what counts as
-a value is decided in one place), or with the one before it when a later message points back at it.
+a value is decided in one place), or with the one or two before it as the value given first: a lone
+password-like word or code, or a word shaped like a chosen password when the naming message points back ("oops,
+that was my steam password") or the earlier message is short ("Candlewick#808 is what I went with"). Names and
+lead-in words come from `bot.memory.rules.credential_names`, so a split in Italian, Russian, Japanese or Korean is
+read like one in English.
 Pure functions of the texts; arrival redaction and the step before extraction both use `redact_batch`.
 
 A value given before its name ("Kingfisher#31" … "thats my new email password") cannot be known on arrival, so a
@@ -18,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.memory.rules.credential_names import CODE_NAMES, LEAD_INS, LOGIN_NAMES, PASSWORD_NAMES
+from bot.memory.rules.credential_window import chosen
 from bot.memory.rules.credential_words import password_shaped, strongly_shaped
 from bot.memory.rules.credentials import cut, find_credentials
 from bot.memory.rules.findings import PASSWORD, Finding, merged
@@ -33,21 +39,26 @@ _NAME = re.compile(
     r"|\b(?:pins?|pin[\s-]?(?:code|number)|cvv2?|cvc2?|otp|puk|combination)\b"
     r"|\b(?:(?:door|gate|alarm|garage|safe|lock|locker|entry|security|access|building|office|unlock|login|verification"
     r"|sms|2fa|one-time|confirmation|auth|bank)[\s-])?codes?\b|\bcode (?:de|für|del|da|per)\b"
-    r"|(?:密码|密碼|口令|パスワード|暗証番号|비밀번호))",
+    r"|(?:密码|密碼|口令|パスワード|暗証番号|비밀번호)"
+    rf"|(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES}|{CODE_NAMES})(?![\w-]))",
     re.IGNORECASE,
 )
-_DIGIT_NAME = re.compile(r"\b(?:pins?|pin[\s-]?(?:code|number)|cvv2?|cvc2?|otp|puk|codes?|combination)\b|暗証番号",
-                         re.IGNORECASE)
+_DIGIT_NAME = re.compile(
+    rf"\b(?:pins?|pin[\s-]?(?:code|number)|cvv2?|cvc2?|otp|puk|codes?|combination)\b|暗証番号|{CODE_NAMES}",
+    re.IGNORECASE,
+)
 _PHRASE_NAME = re.compile(r"\b(?:pass[\s-]?phrase|master password|seed[\s-]phrase|recovery[\s-]phrase|mnemonic)\b",
                           re.IGNORECASE)
 # Words that lead up to a value: "it's now", "the new one is", "went with", "c'est", "ahora es", "è".
 _LEAD_IN = re.compile(
     r"^(?:(?:ok|okay|so|and|also|btw|oh|well|nvm|found it|yeah|yes|right|the|new|current|old|one|it'?s|its|it is"
     r"|is|was|now|still|set to|changed to|to|went with|using|use|same as before but with an? \w+|this time"
-    r"|c'est|es|ist|jetzt|è|é|e|ahora|agora|nu|teraz|now it'?s)\b[\s,:]*|[:=—–>-]+\s*|\^\s*)+",
+    rf"|c'est|es|ist|jetzt|è|é|e|ahora|agora|nu|teraz|now it'?s|{LEAD_INS})\b[\s,:]*|[:=—–>-]+\s*|\^\s*)+",
     re.IGNORECASE,
 )
-_CODE_VALUE = re.compile(r"(?<![\w:/.,-])#?[A-Z]?\d{3,8}#?(?:[ -]\d{3,4})?(?![\w:/.,%-])")
+_CODE_VALUE = re.compile(
+    r"(?<![\w:/.,-])(?:#?[A-Z]?\d{3,8}#?(?:[ -]\d{3,4})?|\d(?:[ -]\d){3,7})(?![\w:/.,%-])"
+)
 _UNIT_AFTER = re.compile(r"\s*(?:am|pm|h|min|minutes|hours|days|digits?|characters?|chars?|times|%|€|\$|£)\b",
                          re.IGNORECASE)
 _POINTS_BACK = re.compile(
@@ -55,7 +66,18 @@ _POINTS_BACK = re.compile(
     r"(?:\w+\s+){0,4}?(?:password|passwort|pw|pin|passcode|code|key|token|contraseña|senha|mot de passe)\b",
     re.IGNORECASE,
 )
+# A message that names a credential and points back at what came before: "oops wrong window, that was my steam
+# password", "lol that's my actual password for the forum".
+_POINTER = re.compile(
+    r"(?:^|[\s,])(?:\^+|↑|that|that'?s|thats|this|it|those|these|ça|c'était|c'est|das|dies|eso|esto|esa|ese"
+    r"|quello|questo|quella|isso|isto|esse|essa|dat|dit|to|это|那|这|それ|これ|그거|이거)(?=[\s,.!?]|$)",
+    re.IGNORECASE,
+)
+# Names whose value may come first: a password or a login, or a code when the earlier message is only the code.
+_PASSWORD_NAME = re.compile(rf"(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES})(?![\w-])", re.IGNORECASE)
+_CODE_NAME = re.compile(rf"(?<![\w-]){CODE_NAMES}(?![\w-])", re.IGNORECASE)
 _MAX_CODE_WORDS = 8
+_SHORT_MESSAGE = 6  # words: a message this short may be nothing but a value and a remark ("X is what I went with")
 
 
 def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
@@ -72,9 +94,32 @@ def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
             if given:
                 found[later] += given
                 break
-        if index > 0 and _POINTS_BACK.match(text) and not found[index - 1]:
-            found[index - 1] += _bare_value(texts[index - 1])
+        for earlier in range(index - 1, max(-1, index - 1 - FOLLOWING), -1):
+            if not found[earlier] and (given := _named_before(text, texts[earlier])):
+                found[earlier] += given
+                break
     return [merged(findings) for findings in found]
+
+
+def _named_before(naming: str, text: str) -> list[Finding]:
+    """The value an earlier message gave before a later one named it: a lone password-like word, a lone code
+    before a code's name, or, when a password's or a login's name points back ("that was my steam password") or
+    the earlier message is short ("Candlewick#808 is what I went with"), a word shaped like a chosen password in
+    it."""
+    if _POINTS_BACK.match(naming) and (bare := _bare_value(text)):
+        return bare
+    if _CODE_NAME.search(naming) and _CODE_VALUE.fullmatch(text.strip()):
+        return [Finding(PASSWORD, text.index(text.strip()), text.index(text.strip()) + len(text.strip()))]
+    if not _PASSWORD_NAME.search(naming) or not (_POINTER.search(naming) or len(text.split()) <= _SHORT_MESSAGE):
+        return []
+    if bare := _bare_value(text):
+        return bare
+    for word in re.finditer(r"[^\s,;]+", text):
+        value = word.group(0).strip("'\"`“”‘’.!?()")
+        if chosen(value, given=False):
+            start = text.find(value, word.start())
+            return [Finding(PASSWORD, start, start + len(value))]
+    return []
 
 
 def held_back(text: str) -> list[Finding]:

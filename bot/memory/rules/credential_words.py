@@ -126,9 +126,28 @@ _DESCRIBING_WORDS = (
     printed shared changed reset expired managed generated in on with for of from by to somewhere manager app
     characters letters digits numbers words because but and or which that was is are has have will can should
     needs need name birthday birthdays dog cat it they i we you he she them always usually often forget forgot
-    forgets remember remembers use uses keep keeps think thinks said says"""
+    forgets remember remembers use uses keep keeps think thinks said says hidden taped stuck known given sent
+    posted listed noted pinned scribbled located kept somewhere everywhere nowhere sticky note paper me us him
+    lol haha took takes"""
 )
 _DESCRIBING = frozenset(_DESCRIBING_WORDS.split())
+# Words a passphrase may hold once ("one small step for hamsters"), though twice they describe where a password is.
+_LINKING = frozenset(["in", "on", "with", "for", "of", "from", "by", "to", "and", "or"])
+_NUMERALS = frozenset(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"])
+
+
+def _plain_phrase(phrase: str) -> bool:
+    """Plain words that are a passphrase, not a description of a password: no describing word, except one linking
+    word inside a phrase of five to seven words (a passphrase's length) that does not open like a description
+    ("leaked in a breach last year")."""
+    words = phrase.lower().split()
+    linking = [word for word in words if word in _LINKING]
+    if set(words) & (_DESCRIBING - _LINKING):
+        return False
+    if not linking:
+        return True
+    opening = words[0] in _NUMERALS or not (words[0] in _NOT_A_VALUE or _ADJECTIVE.fullmatch(words[0]))
+    return len(linking) == 1 and opening and words[0] not in _LINKING and 5 <= len(words) <= 7
 # Words that follow "password is" without being one: "is the same", "is too weak", "is 16 characters long".
 _NOT_A_VALUES = (
     """a an the my your their his her our its this that these those it they he she i we you one same different
@@ -141,7 +160,9 @@ _NOT_A_VALUES = (
     here there now then set being been be is are was were has have had do does did will would can could should
     may might must shall case sensitive locked blocked empty blank unknown private personal confidential mine
     theirs yours ours hers itself literally basically actually apparently better worse stronger weaker longer
-    shorter safer easier harder simpler fine ok okay good bad great terrible awful valid invalid"""
+    shorter safer easier harder simpler fine ok okay good bad great terrible awful valid invalid
+    zu sehr nicht kein keine noch trop très pas plus demasiado muy ya troppo molto non più te zeer niet nog geen
+    zbyt bardzo nie слишком очень не уже"""
 )
 _NOT_A_VALUE = frozenset(_NOT_A_VALUES.split())
 _UNIT = re.compile(
@@ -185,7 +206,7 @@ def _given_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     if re.match(r"[\[<{(]|([*x.#-])\1*$", core, re.IGNORECASE):
         return None  # a placeholder: "[password removed]", "<your password>", "****"
     phrase = _PHRASE.match(text, start)
-    if match.group("strong") and phrase and not (set(phrase.group(0).lower().split()) & _DESCRIBING):
+    if match.group("strong") and phrase and _plain_phrase(phrase.group(0)):
         return phrase.span()  # "is correct horse battery staple", "is the quick brown fox jumps"
     if not core or word.lower() in _NOT_A_VALUE or _UNIT.match(text, end):
         # "is the same as my email one: Luna2016!": a value may still follow a colon in the same clause
@@ -254,7 +275,7 @@ def _given_in_a_phrase(text: str) -> list[Finding]:
     for match in _PHRASE_GIVEN.finditer(text):
         value = match.group(1).strip()
         first = value.split()[0].lower()
-        plain = _PHRASE.match(value) and not (set(value.lower().split()) & _DESCRIBING)
+        plain = _PHRASE.match(value) and _plain_phrase(value)
         if (first not in _NOT_A_VALUE and not _ADJECTIVE.fullmatch(first)) or value[:1] in "'\"“" or plain:
             found.append(Finding(PASSWORD, match.start(1), match.end(1)))
     return found

@@ -6,12 +6,15 @@ Pure functions of a string (no I/O, no model), so the same decision holds for fa
   blocks, passwords in URLs), values given for a key-like name (`API_KEY=...`, "the client secret is ..."), and
   long random-looking strings (upper and lower case and digits, mixed the way random text mixes them);
 - passwords, PINs, door codes, recovery phrases and backup codes given as such, but not talk about them
-  (`bot.memory.rules.credential_words`);
+  (`bot.memory.rules.credential_words`), and any value of the right shape a few words from a credential's name in
+  any of many languages (`bot.memory.rules.credential_window`);
 - card numbers (13-19 digits of a known card range that pass the Luhn check) and IBANs (the country's length and
   the mod-97 check), so order numbers, phone numbers and ids that fail the checks are kept.
-Hex strings (commit hashes, digests, UUIDs) count only when a key-like name labels them. A `Finding` is the span of
-the secret itself, so a turn can keep its sentence with the value replaced (`redact`), while a summary drops the
-sentence that held it (`without_credential_sentences`). Messages read together: `bot.memory.rules.credential_batch`.
+Hex strings (commit hashes, digests, UUIDs) count only when a key-like name labels them; a URL's password field
+that holds a placeholder ("USER:PASSWORD@", "user:<password>@") is documentation, not a secret. A `Finding` is
+the span of the secret itself, so a turn can keep its sentence with the value replaced (`redact`), while a summary
+drops the sentence that held it (`without_credential_sentences`). Messages read together:
+`bot.memory.rules.credential_batch`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import unicodedata
 from collections import Counter
 
 from bot.memory.rules.checksums import card_range_valid, iban_valid, luhn_valid
+from bot.memory.rules.credential_window import near_names
 from bot.memory.rules.credential_words import passwords
 from bot.memory.rules.findings import API_KEY, CARD, IBAN, PASSWORD, PRIVATE_KEY, TOKEN, Finding, merged
 
@@ -51,6 +55,8 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s:/@]{0,256}:(?![<{$\[])([^\s@/]{3,256})@", re.IGNORECASE)
+# What a URL's password field holds in documentation: "USER:PASSWORD@", "user:<password>@", "user:***@".
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*|[<{\[$].*|\*+|x{3,}|\.{3,}|(?:your|my)[_-]?password|password|secret|pass")
 _URL = re.compile(
     r"\b(?:[a-z][a-z0-9+.-]{0,15}://|www\.)\S+|\b[\w-]{1,63}(?:\.[\w-]{1,63}){0,8}\.[a-z]{2,24}/\S*", re.IGNORECASE
 )
@@ -170,7 +176,8 @@ def _numbers(text: str) -> list[Finding]:
 
 def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
     found = [Finding(kind, *match.span()) for kind, pattern in _SHAPES for match in pattern.finditer(text)]
-    found += [Finding(PASSWORD, *match.span(1)) for match in _URL_PASSWORD.finditer(text)]
+    found += [Finding(PASSWORD, *match.span(1)) for match in _URL_PASSWORD.finditer(text)
+              if not _PLACEHOLDER.fullmatch(match.group(1))]
     found += [Finding(TOKEN, *match.span(1)) for match in _SECRET_PARAM.finditer(text)]
     for pattern in (_LABELLED_KEY, _ENV_ASSIGNMENT):
         for match in pattern.finditer(text):
@@ -198,7 +205,8 @@ def _normalised(text: str) -> str:
 
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
-    return merged(_keys(text, urls) + passwords(text) + _numbers(text))
+    near = [f for f in near_names(text) if not _inside(f.start, urls)]
+    return merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
 
 
 def find_credentials(text: str) -> list[Finding]:
