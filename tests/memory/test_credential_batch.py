@@ -55,6 +55,19 @@ DEEPL = "7c1e9a2b-4d3f-4a8e-b2c1-9f8e7d6c5b4a:fx"  # a DeepL key: a UUID with a 
         # keys and seeds in other words and languages
         (f"Der API-Schlüssel für Mapbox ist {DEEPL}", DEEPL),
         ("The TOTP seed for the bank app is JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+        # what a chosen string locks, a name inside a compound, a typo, filler between the verb and the value
+        ("the photo archive is encrypted with Kestrel#2204", "Kestrel#2204"),
+        ("the old laptop is locked w/ Puffin.Tide.42", "Puffin.Tide.42"),
+        ("Das Router-Passwort ist jetzt Tannenbaum77!", "Tannenbaum77!"),
+        ("psswd for the family disney account is Lighthouse_19", "Lighthouse_19"),
+        ("Their Spotify password is still the old one, meadowlark88", "meadowlark88"),
+        # values read out in groups, short keys given by a verb, backup codes, a numeric password
+        ("Bike lock combination: 12 08 31", "12 08 31"),
+        ("setup key for their bank's authenticator: k3vd 8mqa rt5z 2xwe", "k3vd 8mqa rt5z 2xwe"),
+        ("their github backup code: r4tz-9mwq", "r4tz-9mwq"),
+        ("La clave de la alarma es 55219", "55219"),
+        ("the router key is 9b3e71c2aa", "9b3e71c2aa"),
+        ("age identity: AGE-SECRET-KEY-1" + "QZ" * 29, "AGE-SECRET-KEY-1" + "QZ" * 29),
     ],
 )
 def test_the_wordings_of_an_extraction_model_are_caught(text: str, secret: str) -> None:
@@ -96,6 +109,12 @@ def test_the_wordings_of_an_extraction_model_are_caught(text: str, secret: str) 
         "Their password was leaked in a breach last year",
         "Ihr Passwort ist zu kurz, mindestens 12 Zeichen",
         "Le mot de passe doit contenir 12 caractères",
+        "Stripe's test card 4242 4242 4242 4242 works in test mode",  # a processor's public test number
+        "她的密码都保存在 Bitwarden 里",
+        "密码用 argon2 做哈希，参数 m=64",
+        "Lost their recovery codes and had to call the bank",
+        "The archive is encrypted with AES-256",
+        "Encrypted the disk with ChaCha20-Poly1305",
     ],
 )
 def test_talk_about_passwords_is_kept(text: str) -> None:
@@ -173,7 +192,7 @@ def test_a_value_before_its_name_is_held_back_from_what_is_written_down() -> Non
         assert held_back(text) == [] and journaled(text) == text
 
 
-@pytest.mark.parametrize("name", ["credentials_heldout.jsonl", "credentials_fresh.jsonl"])
+@pytest.mark.parametrize("name", ["credentials_heldout.jsonl", "credentials_fresh.jsonl", "credentials_unseen.jsonl"])
 def test_the_labelled_sets_are_vendored_and_labelled(name: str) -> None:
     """The bench reads the development and held-out sets from the repository; every secret is the substring it
     names."""

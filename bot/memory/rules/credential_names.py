@@ -36,13 +36,17 @@ def _slips(word: str) -> set[str]:
     return {form for form in forms if len(form) >= 6 and form.startswith("p")}
 
 
-_TYPOS = sorted(_slips("password") | _slips("passwort") | {"pasword", "passwrd", "pswd", "pwrd", "passwd", "passw"},
-                key=len, reverse=True)
+_TYPOS = sorted(
+    _slips("password") | _slips("passwort")
+    | {"pasword", "passwrd", "pswd", "pwrd", "passwd", "passw", "psswd", "psswrd", "pswrd", "psword", "pssword"},
+    key=len, reverse=True,
+)
 
 # --- the three families ---------------------------------------------------------------------------------------
 
 PASSWORD_NAMES = (
     r"(?:passwords?|pass\s?words?|" + "|".join(_TYPOS) + r"|pwd|pw|p/w|pword|passphrases?|pass[\s-]phrase"
+    r"|app[\s-]passwords?|phrases? secrètes?|frases? (?:secretas?|de contraseña|de paso|segretas?)|geheimphrase"
     r"|(?:wi-?fi|wlan|wpa2?|network|wireless|hotspot)[\s-](?:key|pass)|psk"
     # es, pt, fr, de, it, nl, pl, ru, tr, the Nordic languages, cs, hu, fi, el
     r"|contraseñas?|contrasenas?|claves?(?=\s+(?:de|del|para|es|era)\b|\s*:)|senhas?|palavra[\s-]passe"
@@ -55,12 +59,16 @@ PASSWORD_NAMES = (
 # What lets someone in without being called a password: a chosen string only counts here.
 LOGIN_NAMES = (
     r"(?:logins?|log-?ins?|log(?:s|ged|ging)?\s+(?:in|on)(?:to)?|sign(?:s|ed|ing)?\s+(?:in|on)(?:to)?|creds|credentials"
-    r"|identifiants|zugangsdaten|credenciales|credenziali|inloggegevens|dane logowania|учётные данные|логин)"
+    r"|identifiants|zugangsdaten|credenciales|credenziali|inloggegevens|dane logowania|учётные данные|логин"
+    # what a chosen string locks: "the zip is locked w/ ...", "the archive is encrypted with ..."
+    r"|(?:password[\s-])?(?:encrypt(?:ed|s)?|lock(?:ed|s)?|protect(?:ed|s)?|secur(?:ed|es)|unlock(?:s|ed)?)"
+    r"(?=\s+(?:with|w/|using|by|via)(?:\s|$)))"
 )
 # A code's name that says what it opens: its value may stand anywhere near it ("the alarm code 2-9-0-4").
 CODE_NAMES = (
     r"(?:pins?|pin[\s-]?(?:codes?|numbers?)|pincode|passcodes?|combinations?|combo|cvv2?|cvc2?|csc|puk|otp|totp"
-    r"|(?:2fa|mfa|one[\s-]time|door|gate|alarm|garage|safe|lock|locker|entry|security|access|building|office"
+    r"|(?:2fa|mfa|one[\s-]time|door|gate|alarm|garage|safe|lock|locker|entry|security|access|building|office|backup"
+    r"|recovery"
     r"|unlock|keypad|verification|login|sms|text|auth|authentication|confirmation|bank|card|lobby|intercom|house"
     r"|front[\s-]door|back[\s-]door|key|lockbox|padlock|bike[\s-]lock|wifi|wi-fi)[\s-]codes?"
     r"|keypad|key[\s-]?safe|lockbox|padlock|digicode|geheimzahl|zahlencode|türcode|torcode|pin-code|pinkod(?:en)?"

@@ -35,8 +35,8 @@ from bot.memory.rules.credential_names import (
 from bot.memory.rules.findings import API_KEY, PASSWORD, Finding
 
 _LETTER = r"A-Za-z0-9_À-ɏЀ-ӿ"
-_NAME = re.compile(
-    rf"(?<![{_LETTER}-])(?:(?P<password>{PASSWORD_NAMES})|(?P<code>{CODE_NAMES})|(?P<login>{LOGIN_NAMES})"
+_NAME = re.compile(  # a name may end a compound: "WLAN-Passwort", "wifi-password"
+    rf"(?<![{_LETTER}])(?:(?P<password>{PASSWORD_NAMES})|(?P<code>{CODE_NAMES})|(?P<login>{LOGIN_NAMES})"
     rf"|(?P<bare>{BARE_CODE_NAMES})|(?P<key>{KEY_NAMES}))(?![{_LETTER}])",
     re.IGNORECASE,
 )
@@ -49,7 +49,13 @@ _WORD = re.compile(r"[^\s\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uf
 _GIVING = re.compile(
     r"(?:is|was|are|were|been|be|to|with|using|via|through|mit|avec|con|com|met|z|с|now|still|again|est|désormais|maintenant|toujours|ist|war|lautet|jetzt"
     r"|nun|noch|es|era|ahora|sigue|siendo|é|agora|è|adesso|ora|jest|teraz|brzmi|это|теперь|он|она|был|стал|är"
-    r"|er|blijft|nu|是|为|は|:|=|—|–|-|->|=>)",
+    r"|er|blijft|nu|是|为|は|:|=|—|–|-|->|=>|w/|actually|it's|its|it’s|really)",
+    re.IGNORECASE,
+)
+# Words that leave a value given once a verb gave it: "is still the old one, dandelion99", "no it's actually ...".
+_FILLER = re.compile(
+    r"(?:the|a|an|same|old|usual|one|as|before|ever|lol|lmao|haha|no|yes|ok|okay|sorry|wait|oops|again|still|just"
+    r"|now|currently|literally|basically|honestly|btw|ofc|i|think|guess|mean|believe)",
     re.IGNORECASE,
 )
 # Words that make what follows an identifier, not a value: "as admin_2024", "PR 4521", "since 2019", "at 2130".
@@ -71,6 +77,8 @@ _TECHNICAL = re.compile(
     r"|iso-?\d+(?:-\d+)*|x86(?:[_-]64)?|amd64|arm64|aarch64|i[3-9]86|wpa[23]?(?:-\w+)?|wep|tls1?\.?\d*|ssl\d*"
     r"|(?:us|eu|ap|sa|ca|me|af|il|cn)-[a-z]+-\d+|ipv[46]|oauth2?|\d+fa|web3|h\.?26[45]|mp[34]|\w+\.(?:py|js|ts|md"
     r"|txt|env|json|ya?ml|toml|ini|cfg|conf|sh|exe|pdf|docx?|xlsx?|csv|zip|png|jpe?g|html?|log|key|pem|crt)"
+    r"|chacha20\w*|xchacha\w*|poly1305|twofish|serpent|blowfish|camellia\w*"
+    r"|1password|lastpass|bitwarden|keepass\w*|dashlane|nordpass|enpass|keeper|protonpass"
     r"|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|ai|co|uk|de|fr|es|it|nl|pl|ru|jp|cn|kr|eu|gov|edu))",
     re.IGNORECASE,
 )
@@ -115,10 +123,15 @@ def near_names(text: str) -> list[Finding]:
     return found
 
 
+_MARKER = re.compile(r"\[[\w ]{1,20} removed\]")  # what `credentials.redact` leaves of a value
+
+
 def _skipped(text: str, name: re.Match[str], family: str) -> bool:
     """Names that open nothing here: "zip code", "código postal", "public key", "lives at PIN 110001" (an Indian
-    postal code)."""
+    postal code), and the name in the marker of a value already cut ("[password removed]")."""
     before = text[max(0, name.start() - 24) : name.start()]
+    if before.endswith("[") and text.startswith(" removed]", name.end()):  # a cut value's marker
+        return True
     if family in ("code", "bare") and re.search(r"\b(?:in|at|area)\s+$", before, re.IGNORECASE):
         return True
     if family == "bare":
@@ -133,15 +146,21 @@ def _value_after(text: str, start: int, family: str) -> tuple[int, int] | None:
     stop = _CLAUSE_END.search(text, start, end)
     if stop is not None:
         end = stop.start()
-    previous = ""
+    cut = _MARKER.search(text, start, end)  # the name's value is cut already: what follows is another thing
+    if cut is not None:
+        end = cut.start()
+    previous, given = "", False
     for count, word in enumerate(_WORD.finditer(text, start, end)):
         if count >= _WINDOW_WORDS:
             break
-        span = _stripped(text, *word.span())
-        value = text[span[0] : span[1]]
-        given = bool(_GIVING.fullmatch(previous)) or previous[-1:] in (":", "=") or (
-            count == 0 and text[start : word.start()].strip() in (":", "=")
+        given = (
+            bool(_GIVING.fullmatch(previous)) or previous[-1:] in (":", "=")
+            or (count == 0 and text[start : word.start()].strip() in (":", "="))
+            or (given and bool(_FILLER.fullmatch(previous)))
         )
+        grouped = _GROUPED.match(text, word.start(), end) if family != "login" else None
+        span = grouped.span() if grouped else _stripped(text, *word.span())
+        value = text[span[0] : span[1]]
         identifier = bool(_NOT_A_VALUE_AFTER.fullmatch(previous) or re.fullmatch(r"\+?\d+", previous))
         if value and not identifier and _fits(value, family, given=given) and not _UNIT.match(text, span[1]):
             return span
@@ -151,8 +170,10 @@ def _value_after(text: str, start: int, family: str) -> tuple[int, int] | None:
 
 def _fits(value: str, family: str, *, given: bool) -> bool:
     """Whether `value` is what a name of `family` opens; `given` when a verb or a colon leads up to it."""
+    if " " in value:  # groups read out together: a code ("36 24 12") or a key ("q7kd m2vx tn4p zs8w")
+        return _grouped_value(value, family, given=given)
     if family == "key":
-        return _key_shaped(value)
+        return _key_shaped(value) or (given and _short_key(value))
     if family in ("code", "bare"):
         coded = bool(_CODE.fullmatch(value)) and not _DATE.fullmatch(value)
         if coded and _YEAR.fullmatch(value):
@@ -160,7 +181,8 @@ def _fits(value: str, family: str, *, given: bool) -> bool:
         return (coded and (given or family == "code")) or (family == "code" and chosen(value))
     if family == "login":
         return given and chosen(value)
-    return chosen(value, given=given) or (given and family == "password" and _plain_password(value))
+    return chosen(value, given=given) or (given and family == "password" and (
+        _plain_password(value) or (bool(_CODE.fullmatch(value)) and not _YEAR.fullmatch(value))))
 
 
 def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
@@ -179,7 +201,32 @@ def _kinds(value: str) -> int:
     )
 
 
-def _named_otherwise(value: str) -> bool:
+# Groups read out together after a name: digits ("36 24 12", "4 8 1 5") or four characters each.
+_GROUPED = re.compile(r"\d{1,4}(?:[ ]\d{1,4}){2,5}(?![\w.,/-])|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){3,7}(?![\w-])")
+
+
+def _grouped_value(value: str, family: str, *, given: bool) -> bool:
+    """Digit groups with at least four digits after a code's or password's name; groups of four letters and digits
+    (a setup key, an app password) after a password's or key's name, when at least two groups carry a digit (so
+    words of four letters do not count)."""
+    groups = value.split()
+    if all(group.isdigit() for group in groups):
+        return family in ("code", "bare", "password") and sum(map(len, groups)) >= 4 and (given or family == "code")
+    with_digits = sum(any(c.isdigit() for c in group) for group in groups)
+    return family in ("password", "key") and with_digits >= 2 and any(c.isalpha() for c in value)
+
+
+def _short_key(value: str) -> bool:
+    """A key given right after a verb ("the key is fe4c9a2b7d"): eight characters or more, letters and digits
+    mixed, not words joined by separators."""
+    if not 8 <= len(value) <= 64 or not re.fullmatch(r"[A-Za-z0-9_-]+", value) or named_otherwise(value):
+        return False
+    parts = [part for part in re.split(r"[-_]+", value) if part]
+    wordy = all(part.isalpha() or (part.isdigit() and len(part) <= 4) for part in parts)
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not wordy
+
+
+def named_otherwise(value: str) -> bool:
     """A word that is something other than a password: a handle, hashtag, URL, e-mail, path, version, placeholder,
     technology, code (`os.environ['DB_PASSWORD']`), or a number with its unit ("24-character")."""
     return bool(
@@ -188,6 +235,7 @@ def _named_otherwise(value: str) -> bool:
         or re.fullmatch(r"[A-Za-z]*v?\d+(?:\.\d+)+\w*", value) or re.fullmatch(r"[A-Z_]+", value)
         or _TECHNICAL.fullmatch(value) or _DESCRIBING_SUFFIX.fullmatch(value)
         or re.fullmatch(r"\d+(?:-[a-z]+)+|\d+(?:st|nd|rd|th|k|m|gb|mb|tb|px|x|h|am|pm|yo)", value, re.IGNORECASE)
+        or re.fullmatch(r"[A-Za-z_]\w{0,2}=\S+", value)  # a parameter: "N=2^15", "k=8"
     )
 
 
@@ -196,7 +244,7 @@ def chosen(value: str, *, given: bool = True) -> bool:
     character at least, and no other thing's name. Where no verb gives it (`given` false) it must also carry a
     symbol, or hyphens in a long word of both cases and digits ("Chouette-Lune-4"): "Pixel8", "GPT-4o" or
     "token-10" near a password's name is a product or a label."""
-    if not 6 <= len(value) <= 64 or _named_otherwise(value):
+    if not 6 <= len(value) <= 64 or named_otherwise(value):
         return False
     letters = any(c.isalpha() for c in value)
     symbol = any(c in _SYMBOLS for c in value)
@@ -207,7 +255,7 @@ def chosen(value: str, *, given: bool = True) -> bool:
 
 def _plain_password(value: str) -> bool:
     """Right after a verb ("is bumblebee2k21"): letters with digits or symbols, five characters or more."""
-    if not 5 <= len(value) <= 64 or _named_otherwise(value):
+    if not 5 <= len(value) <= 64 or named_otherwise(value):
         return False
     return any(c.isalpha() for c in value) and (any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value))
 
@@ -215,7 +263,7 @@ def _plain_password(value: str) -> bool:
 def _key_shaped(value: str) -> bool:
     """A long random-looking string after a key's name: letters and digits, twelve characters or more, not words
     joined by separators, not a version or a URL."""
-    if not _KEY.fullmatch(value) or "://" in value or _named_otherwise(value):
+    if not _KEY.fullmatch(value) or "://" in value or named_otherwise(value):
         return False
     if _BASE32.fullmatch(value):
         return True

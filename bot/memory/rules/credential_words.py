@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bot.memory.rules.credential_window import named_otherwise
 from bot.memory.rules.findings import PASSWORD, Finding
 
 # --- passwords, PINs and codes given as such ----------------------------------------------------------------
@@ -38,7 +39,9 @@ _DIGIT_NAMES = (
     r"|house|flat|apartment)s?)"
 )
 _PHRASE_NAMES = (
-    r"(?:pass[\s-]?phrase|master[\s-](?:phrase|passphrase)|seed[\s-]phrase|recovery[\s-](?:phrase|codes?|keys?)|mnemonic|backup[\s-]codes?"
+    r"(?:pass[\s-]?phrase|master[\s-](?:phrase|passphrase)|seed[\s-]phrase|phrases? secrètes?|frases? secretas?"
+    r"|frases? de (?:contraseña|paso|semilla|recuperação|recuperación)|frases? segretas?|geheimphrase|wachtzin"
+    r"|recovery[\s-](?:phrase|codes?|keys?)|mnemonic|backup[\s-]codes?"
     r"|(?:2fa|mfa|two[\s-]factor)[\s-](?:backup[\s-]|recovery[\s-])?codes?"
     # "Their 1Password master is ...": a password manager's master, however it is called
     r"|(?:1password|bitwarden|keepass(?:xc)?|lastpass|dashlane|enpass|password[\s-]manager)(?:'s)?[\s-]master"
@@ -60,9 +63,12 @@ _ADVERB = (
     r"(?:\s+(?:still|now|currently|literally|probably|actually|just|also|again|always|set\s+to|changed\s+to"
     r"|toujours|jetzt|immer\s+noch|ahora|agora|ainda|ancora|nog|nu|siendo|sempre|maintenant))*"
 )
+# "to" gives a value after a change ("changed their password to ..."), not after "had to", "need to", "want to".
+_TO = r"(?<!had\s)(?<!have\s)(?<!has\s)(?<!need\s)(?<!needs\s)(?<!want\s)(?<!wants\s)(?<!going\s)(?<!got\s)" \
+    r"(?<!able\s)(?<!tried\s)(?<!try\s)to"
 _IS = (
     rf"(?:(?:is\s+set\s+to|set\s+to|(?:got|was|been|has\s+been)\s+(?:changed|set|reset)\s+to|used\s+to\s+be"
-    rf"|is|was|are|were|ist|lautet|est|c'est|es|é|è|sigue|to|para|auf|naar)\b{_ADVERB}(?:\s*:)?"
+    rf"|is|was|are|were|ist|lautet|est|c'est|es|é|è|sigue|{_TO}|para|auf|naar)\b{_ADVERB}(?:\s*:)?"
     rf"|:=|=|:|->|(?<=\s)[-–—]|(?:(?<=pin)|(?<=pw)|(?<=code)|(?<=word))['’]s\b)"
 )
 _QUOTED = r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"""
@@ -248,7 +254,8 @@ def passwords(text: str) -> list[Finding]:
         *_named_then_given(text),
         *_given_in_a_phrase(text),
         *_plain_codes(text),
-        *(Finding(PASSWORD, *match.span(1)) for match in _CJK_PASSWORD.finditer(text)),
+        *(Finding(PASSWORD, *match.span(1)) for match in _CJK_PASSWORD.finditer(text)
+          if not named_otherwise(match.group(1))),
         *_password_shaped_around_a_name(text),
         *_used_to_get_in(text),
         *(Finding(PASSWORD, *match.span(1)) for match in _EXPIRING_CODE.finditer(text)),

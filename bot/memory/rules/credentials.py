@@ -25,7 +25,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from bot.memory.rules.checksums import card_range_valid, iban_valid, luhn_valid
+from bot.memory.rules.checksums import PUBLIC_TEST_CARDS, card_range_valid, iban_valid, luhn_valid
 from bot.memory.rules.credential_window import near_names
 from bot.memory.rules.credential_words import passwords
 from bot.memory.rules.findings import API_KEY, CARD, IBAN, PASSWORD, PRIVATE_KEY, TOKEN, Finding, merged
@@ -36,6 +36,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern))
     for kind, pattern in (
         (PRIVATE_KEY, r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*-----|.*)"),
+        (PRIVATE_KEY, r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}"),  # age's identities
         (API_KEY, r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|or-v1-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         (TOKEN, r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}"),
         (TOKEN, r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
@@ -156,7 +157,8 @@ def _cards_in(groups: list[re.Match[str]]) -> list[Finding]:
             digits += groups[last].group(0)
             if len(digits) > 19:
                 break
-            if len(digits) >= 13 and luhn_valid(digits) and card_range_valid(digits):
+            if (len(digits) >= 13 and luhn_valid(digits) and card_range_valid(digits)
+                    and digits not in PUBLIC_TEST_CARDS):
                 found.append(Finding(CARD, groups[first].start(), groups[last].end()))
                 first = last
                 break
