@@ -3,10 +3,11 @@
     .venv/bin/python -m bench.forget_suite [--smoke] [--baseline-ref main] [--set development|held-out]
 
 Two sets of cases in one format, each run and reported on its own (both unless `--set` names one): the
-development set, `bench/corpora/forget.json` (100 cases written for this suite) and `bench/corpora/forget_fresh.json`
-(44 cases written later), whose misses the matching rules were adjusted for, and the held-out set,
-`bench/corpora/forget_unseen.json` (64 cases written by someone who had read neither the rules nor the other cases,
-before the rules were changed for the fresh cases' misses; never tuned on). A case is a fact a user tells the bot, once
+development set, `bench/corpora/forget.json` (100 cases written for this suite), `bench/corpora/forget_fresh.json`
+(44 cases written later) and `bench/corpora/forget_unseen.json` (64 cases), whose misses the matching rules were
+adjusted for, and the held-out set, `bench/corpora/forget_sealed.json` (64 cases written by someone who had read
+neither the rules nor any other case, before the rules were changed for the unseen cases' misses; never tuned
+on). A case is a fact a user tells the bot, once
 forgotten (`/memory forget fact:`) or corrected (`/memory edit`, to a value the case gives), with two ways a model
 paraphrases the fact and the user's own words saying it again. Each case is one user on the real path
 (`remember`, the pending turns, the debouncer, the extractor over HTTP, apply, the write gate, the atomic file): the
@@ -60,8 +61,8 @@ from tests.support.llm_server import ChatServer, Response, extraction
 
 _FOLDER = Path(__file__).resolve().parent / "corpora"
 CORPORA = {
-    "development": (_FOLDER / "forget.json", _FOLDER / "forget_fresh.json"),
-    "held-out": (_FOLDER / "forget_unseen.json",),
+    "development": (_FOLDER / "forget.json", _FOLDER / "forget_fresh.json", _FOLDER / "forget_unseen.json"),
+    "held-out": (_FOLDER / "forget_sealed.json",),
 }
 FIRST_USER = 10**17
 START = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)

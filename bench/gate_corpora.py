@@ -3,10 +3,11 @@
     .venv/bin/python -m bench.gate_corpora [--smoke] [--corpus DIR] [--base REV] [--list]
 
 Always measured, from `bench/corpora/gates/` (see its README): the development sets
-`{credentials,sensitive}_heldout.jsonl` (written before the rules were first tuned) and
-`{credentials,sensitive}_fresh.jsonl` (written before a later round of tuning), whose misses have been read since,
-and the held-out sets `{credentials,sensitive}_unseen.jsonl` (written by someone who had read neither the rules nor
-the other sets, before the rules were tuned on the fresh sets' misses; never tuned on). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
+`{credentials,sensitive}_heldout.jsonl` (written before the rules were first tuned),
+`{credentials,sensitive}_fresh.jsonl` and `{credentials,sensitive}_unseen.jsonl` (each written before a later round
+of tuning), whose misses have been read since, and the held-out sets `{credentials,sensitive}_sealed.jsonl` (written
+by someone who had read neither the rules nor any other set, before the rules were tuned on the unseen sets'
+misses; never tuned on). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
 `DIR/credentials.jsonl` and `DIR/sensitive.jsonl` of the same format; without it that part is skipped with one
 line. The base figures come from the rules as they were at `--base` (default: the commit before the gates read
 batches), every rule module of that commit loaded from `git show` and run in the same process on the same items;
@@ -229,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mine, base = ours(), base_gates(args.base)
     parts = [("development", SETS / "credentials_heldout.jsonl", SETS / "sensitive_heldout.jsonl", args.list),
              ("development (fresh)", SETS / "credentials_fresh.jsonl", SETS / "sensitive_fresh.jsonl", args.list),
-             ("held-out", SETS / "credentials_unseen.jsonl", SETS / "sensitive_unseen.jsonl", False)]
+             ("development (unseen)", SETS / "credentials_unseen.jsonl", SETS / "sensitive_unseen.jsonl", args.list),
+             ("held-out", SETS / "credentials_sealed.jsonl", SETS / "sensitive_sealed.jsonl", False)]
     folder = corpus_dir(args.corpus)
     if folder is not None and (folder / "credentials.jsonl").is_file() and (folder / "sensitive.jsonl").is_file():
         parts.append(("independent", folder / "credentials.jsonl", folder / "sensitive.jsonl", args.list))
