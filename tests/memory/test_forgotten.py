@@ -182,6 +182,11 @@ def test_a_code_is_the_facts_own_however_often_other_facts_say_it() -> None:
         ("Dog walker in Clapham", "Runs a dog-walking round"),  # a hyphenated word's parts
         ("Volunteer lifeguard", "Guards lives as a volunteer"),  # "lives" and "life"
         ("Learning to play the saxophone", "Is a beginner saxophonist"),  # one rare word is enough
+        ("Lives in Tromsø", "Moved to Tromso"),  # a letter a keyboard without it writes otherwise
+        ("Works as a puppeteer", "Does puppetry"),
+        ("最近在学做陶艺", "正在学习陶艺"),  # Chinese: pairs of characters
+        ("週末に盆栽を育てている", "盆栽が趣味"),  # Japanese: the words between the kana
+        ("Pratique la calligraphie japonaise le soir", "Fait de la calligraphie au pinceau"),  # a long word, in French
     ],
 )
 def test_a_later_text_carries_the_words_in_another_form(taken: str, later: str) -> None:
@@ -246,3 +251,25 @@ def test_the_user_telling_most_of_the_fact_again_lets_the_models_details_back_an
         after = extraction(memory, forgotten)
         admit(memory, after, author((again, said)), prints=PRINTS)
         assert (forgotten in [f.content for f in after.facts]) is kept, said
+
+
+def test_words_of_chinese_japanese_and_korean_are_found_without_spaces() -> None:
+    assert words_of("最近在学做陶艺") == {"做陶", "陶艺"}  # the pairs of grammar characters say nothing
+    assert words_of("週末に盆栽を育てている") == {"週末", "盆栽"}
+    assert words_of("도자기를 배우고 있어요") >= {"도자기"}  # without the particle
+    assert {"北京", "家人"} <= words_of("Lives in 北京 with 家人")  # nouns of common characters stay
+    memory = MemoryFile()
+    PRINTS.leave(memory, taken_back(["最近在学做陶艺"]), FORGOT_AT)
+    after = extraction(memory, "最近在学做饭")  # learning to cook: another fact
+    admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "今天做了饭")), prints=PRINTS)
+    assert [f.content for f in after.facts] == ["最近在学做饭"]
+
+
+def test_in_other_languages_the_users_own_words_again_let_the_fact_back() -> None:
+    memory = MemoryFile()
+    forgotten = "Hace paella valenciana todos los domingos"
+    PRINTS.leave(memory, taken_back([forgotten]), FORGOT_AT, texts=[forgotten])
+    after = extraction(memory, forgotten)
+    admit(memory, after, author((FORGOT_AT + timedelta(minutes=5), "Este domingo otra vez paella valenciana")),
+          prints=PRINTS)
+    assert forgotten in [f.content for f in after.facts]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.memory.models import Fact, ForgottenPrint, MemoryFile, PreviousSummary, Section
+from bot.memory.rules.cjk_words import cjk_words, has_cjk, is_japanese
 from bot.memory.rules.common_words import WORDS as FREQUENT_WORDS
 from bot.memory.rules.place_words import PLACE_FAMILY
 
@@ -56,15 +57,34 @@ _COMMON_WORDS = (
     feels feel know knows near nearby by beside next around across through via off out up down back away per
     among between within i'm i've i'd i'll you're they're"""
 )
-_COMMON = frozenset(_COMMON_WORDS.split())
+# The same for the other languages of Latin script the bot speaks (their articles, pronouns, prepositions and
+# commonest verbs), leaving out those that are words of their own in English ("son", "die", "war", "hat") or names
+# ("Como").
+_OTHER_COMMON_WORDS = (
+    """el la los las un una unos unas del al de en y o pero que se su sus mi mis tu es está están fue ser estar
+    hace hacen tiene tienen todo todos toda todas cada muy más menos este esta estos estas ese esa otro otra vez por
+    para sobre entre desde hasta cuando donde también ya siempre nunca ahora hoy le les lo nos du des une et ou mais
+    qui dans sur avec pour par pas plus tous toutes tout toute chaque très aussi toujours jamais aujourd'hui est
+    sont était être avoir fait font ces cette mon ma mes ta tes leur leurs nous vous ils elles der das dem ein eine
+    einen einem einer und oder aber mit von zu im am ist sind haben macht jeden jede jedes alle sehr auch immer nie
+    heute sein seine ihr ihre mein meine nicht noch schon wie wo wenn um os uma uns umas em no na nas ao aos da do
+    dos com sem pelo pela é são foi estão tem têm faz fazem muito também sempre hoje seu sua seus suas meu minha il
+    gli della delle dei degli nel nella per tra fra anche mai oggi sono ogni molto più suo suoi mio"""
+)
+_COMMON = frozenset(_COMMON_WORDS.split()) | frozenset(_OTHER_COMMON_WORDS.split())
 _MIN_RARE = 4  # shorter words are abbreviations and particles more often than the heart of a fact
+_LONG = 9  # letters: as rare as a word outside the English list, in the other languages
 # A derived word's ending and its base word's ending: "Galician"/"Galicia", "Sicilian"/"Sicily", "Brazilian"/
 # "Brazil", "Chilean"/"Chile", "Japanese"/"Japan", "Chinese"/"China", "cardiologist"/"cardiology", "guitarist"/
 # "guitar", "pianist"/"piano", "astronomer"/"astronomy", "pottery"/"potter", "renovation"/"renovate", "blown"/"blow".
 _FAMILY = (
     ("an", "a"), ("ian", "y"), ("ian", ""), ("ean", "e"), ("ese", ""), ("ese", "a"), ("ist", "y"), ("ist", ""),
     ("ist", "o"), ("er", "y"), ("y", ""), ("ery", ""), ("ion", ""), ("ion", "e"), ("wn", "w"), ("ic", ""),
+    ("eer", ""), ("try", "t"),  # "puppeteer"/"puppet", "puppetry"/"puppet"
 )
+# Latin letters that are no letter plus an accent, as a keyboard without them writes them ("Tromsø", "Tromso").
+_PLAIN_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ß": "ss", "ł": "l", "đ": "d", "ð": "d", "þ": "th",
+                                "ı": "i"})
 _MIN_ROOT = 4  # a family's base word is at least this long ("art" is no root of "artist")
 _MIN_COMPOUND = 7  # a compound split into two words is at least this long ("glassblow")
 _MIN_PART = 3
@@ -95,6 +115,7 @@ def _fold(text: str) -> str:
     text = text.casefold().replace("’", "'")
     if text.isascii():
         return text
+    text = text.translate(_PLAIN_LETTERS)
     kept: list[str] = []
     for char in unicodedata.normalize("NFD", text):
         if unicodedata.combining(char) and kept and kept[-1].isascii():
@@ -107,8 +128,13 @@ def _tokens(text: str, *, parts: bool) -> list[str]:
     """Every word of `text` in order, folded, without a possessive "'s"; with `parts`, a hyphenated word of letters
     is followed by its parts ("dog-walking", "dog", "walking")."""
     found = []
-    for raw in _WORD.findall(_fold(text)):
+    folded = _fold(text)
+    japanese = is_japanese(folded)
+    for raw in _WORD.findall(folded):
         word = raw.removesuffix("'s")
+        if has_cjk(word):  # no spaces between words: `cjk_words` finds them
+            found += cjk_words(word, japanese=japanese)
+            continue
         found.append(word)
         if parts and "-" in word and not any(ch.isdigit() for ch in word):
             found += [part for part in word.split("-") if len(part) >= _MIN_PART]
@@ -120,7 +146,7 @@ def _distinctive(text: str, *, parts: bool = False) -> list[tuple[str, str]]:
     word's parts too)."""
     found = []
     for word in _tokens(text, parts=parts):
-        if word in _COMMON or len(word) < 3 or word.isdigit():  # plain numbers (a year the engine adds) say little
+        if word in _COMMON or len(word) < (2 if has_cjk(word) else 3) or word.isdigit():  # a number says little
             continue
         stem = _stem(word)
         if stem not in _COMMON:
@@ -230,6 +256,18 @@ def is_rare(word: str) -> bool:
     return word.isascii() and word.isalpha() and len(word) >= _MIN_RARE and word not in _FREQUENT
 
 
+def _long(word: str) -> bool:
+    """Outside English no list says how common a word is; a long one is rare in any language ("calligraphie")."""
+    return word.isalpha() and len(word) >= _LONG
+
+
+def in_english(texts: Iterable[str]) -> bool:
+    """At least half the words of `texts` are frequent English words: the only language whose rare words
+    `is_rare` can tell ("Hace paella todos los domingos" is not, and its every word would look rare)."""
+    words = [word for text in texts for word in _tokens(text, parts=False) if word.isalpha()]
+    return bool(words) and 2 * sum(word in FREQUENT_WORDS for word in words) >= len(words)
+
+
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w'’-]+", re.UNICODE)
 
 
@@ -297,7 +335,10 @@ class Fingerprints:
         of the fact it rewrites (its context: "Somerset" when "Beekeeper in Somerset" becomes "Keeps chickens in
         Somerset")."""
         if words:
-            strong = {word for word in words if is_code(word) or is_rare(word)} | (names_of(texts) & words)
+            texts = list(texts)
+            english = in_english(texts or words)
+            rare = {word for word in words if (is_rare(word) if english else _long(word))}
+            strong = {word for word in words if is_code(word)} | rare | (names_of(texts) & words)
             memory.forgotten.append(
                 ForgottenPrint(
                     words=sorted({self.of(word) for word in words}),
@@ -329,11 +370,14 @@ class Said:
         return self.carried_after(prints, print_.at).hits(set(print_.words))
 
 
-def _enough(overlap: set[str], text: Carried, print_: ForgottenPrint) -> bool:
-    """Whether these fingerprinted words of a text call it the fact taken back (see `matches`)."""
+def _enough(overlap: set[str], text: Carried, print_: ForgottenPrint, *, part_said: bool = False) -> bool:
+    """Whether these fingerprinted words of a text call it the fact taken back (see `matches`). `part_said`: the
+    user said the print's other words again, so what is left must be enough on its own (two words or a strong one;
+    one weak word of a short fact is the model's wording)."""
     if not overlap:
         return False
-    if set(print_.strong) & overlap or len(overlap) >= min(MATCH_WORDS, math.ceil(len(print_.words) / 2)):
+    needed = MATCH_WORDS if part_said else min(MATCH_WORDS, math.ceil(len(print_.words) / 2))
+    if set(print_.strong) & overlap or len(overlap) >= needed:
         return True
     return bool(text.hits(set(print_.context)))
 
@@ -357,7 +401,7 @@ def _blocking(text: Carried, memory: MemoryFile, prints: Fingerprints, said: Sai
         if not overlap:
             continue
         again = said.again(prints, print_)
-        if 2 * len(again) <= len(print_.words) and _enough(overlap - again, text, print_):
+        if 2 * len(again) <= len(print_.words) and _enough(overlap - again, text, print_, part_said=bool(again)):
             return True
     return False
 
