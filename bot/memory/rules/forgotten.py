@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from bot.memory.models import Fact, ForgottenPrint, MemoryFile, PreviousSummary, Section
 from bot.memory.rules.cjk_words import cjk_words, has_cjk, is_japanese
@@ -159,6 +160,7 @@ def words_of(text: str) -> set[str]:
     return {stem for _, stem in _distinctive(text)}
 
 
+@lru_cache(maxsize=16384)
 def _roots(word: str, stem: str) -> frozenset[str]:
     """The word (and without a plural's "s"), its stem, and the base words it may be derived from (`_FAMILY`)."""
     roots = {word, word.removesuffix("s") if len(word) > _MIN_ROOT else word, stem}
@@ -175,6 +177,7 @@ def _roots(word: str, stem: str) -> frozenset[str]:
     return frozenset(roots | {root[:-1] for root in roots if len(root) > _MIN_ROOT and root[-1] == root[-2]})
 
 
+@lru_cache(maxsize=16384)
 def _family(word: str, stem: str) -> frozenset[str]:
     """`_roots`, and the words derived from the word by `_FAMILY` ("Galicia" -> "Galician")."""
     family = set(_roots(word, stem))
