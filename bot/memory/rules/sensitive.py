@@ -428,7 +428,8 @@ _SOMEONE_ELSE = re.compile(
     r"|grandma|grandmother|grandfather|grandpa|grandparents?|aunt|uncle|cousin|colleagues?|co-?workers?|boss"
     r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
     r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
-    r"|\b(?:people|others|users|customers|someone|anyone|everyone)\b",
+    r"|\b(?:people|others|users|customers|someone|anyone|everyone|children|kids|patients|clients|students|pupils"
+    r"|residents|families|adults|teens|teenagers|veterans|refugees|migrants|survivors)\b",
     _FLAGS,
 )
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".

@@ -263,7 +263,7 @@ _MEMBER = _any(  # of a party or a union
     r"adhérent\w* (?:du|de|au|à|d['’])", r"mitglied (?:der|bei|in der|im|des)", r"parteimitglied",
     r"iscritt[oa] (?:al|a|alla)", r"tesserat[oa] (?:del|di|della|al)", r"membro (?:do|da|de|del|della)",
     r"lid van(?: de| het)?", r"członk\w* (?:partii )?", r"член\w*", r"üyesi", r"vota(?: a| al| por| para| per| pelo"
-    r"| pela)?", r"votó(?: a| al| por)?", r"votou(?: no| na| em)?", r"vote(?: pour| pour le| pour la)?",
+    r"| pela| no| na| em)?", r"votó(?: a| al| por)?", r"votou(?: no| na| em)?", r"vote(?: pour| pour le| pour la)?",
     r"votait(?: pour)?", r"a voté(?: pour)?", r"wählt", r"wählte", r"stemt(?: op)?", r"stemde(?: op)?",
     r"głosuje(?: na)?", r"głosował\w*(?: na)?", r"голосует(?: за)?", r"oy veriyor", r"hace campaña (?:por|para)",
     r"fait campagne pour", r"macht wahlkampf für", r"fa campagna per",
@@ -402,7 +402,8 @@ _CJK_OTHER: tuple[tuple[str, tuple[str, ...]], ...] = (
         "ギャンブル依存", "알코올 중독", "알코올중독", "마약 중독", "도박 중독", "단주", "금주 중",
     )),
     (ORGAN_DONATION, (
-        "移植", "이식", "器官捐献", "捐献器官", "臓器提供", "ドナー登録", "장기기증", "骨髓捐献", "骨髄バンク",
+        "臓器移植", "器官移植", "肾移植", "肝移植", "移植手術", "移植を受", "이식 수술", "이식을 받",
+        "器官捐献", "捐献器官", "臓器提供", "ドナー登録", "장기기증", "骨髓捐献", "骨髄バンク",
     )),
     (TRADE_UNION, (
         "工会", "労働組合", "労組", "노조", "노동조합", "组合員", "組合員", "조합원",
