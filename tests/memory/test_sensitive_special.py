@@ -202,6 +202,14 @@ def test_the_word_gate_reads_other_languages_and_new_wordings(text: str) -> None
     assert categories_in(text) == _scan(text, triggers=False)
 
 
+def test_every_pattern_has_a_trigger_word() -> None:
+    """A vocabulary fragment with no certain literal word makes its category run on every text; none may."""
+    from bot.memory.rules import sensitive
+
+    needed = [*sensitive._TRIGGER_WORDS.values(), *sensitive._SPECIAL_NEEDED, *sensitive._LANGUAGE_NEEDED]
+    assert all("" not in words for words in needed)
+
+
 def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_reads() -> None:
     for category in CATEGORIES:
         assert f'"{category}"' in EXTRACTION_SYSTEM_PROMPT

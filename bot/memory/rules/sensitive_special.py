@@ -84,8 +84,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                      r"|liver"
                      r"|lung|heart|pancreas|cornea)\b|\bdonor (?:kidney|liver|lung|heart|match)\b"
                      r"|\bwaiting for a donor\b"
-                     r"|\btrasplante\b|\btransplante\b|transplantation|trapianto|greffe|[臓器肾腎肝心]\w{0,2}移植|移植手術|移植を受"
-                     r"|移植待ち|이식 수술|이식을 받|[신간] ?이식|donneur d'organes"
+                     r"|\btrasplante\b|\btransplante\b|transplantation|trapianto|greffe|臓器移植|器官移植|肾移植|腎移植|肝移植|心脏移植|移植手術|移植を受"
+                     r"|移植待ち|이식 수술|이식을 받|신장 ?이식|간이식|간 이식|donneur d'organes"
                      r"|donante de órganos"
                      r"|organspender\w*|dador de órgãos|doador de órgãos"),
     (CRIMINAL_RECORD, r"\bcriminal record\b(?!\s+checks?\b)|\bconvicted\b|\bconvictions?\b|\bcriminal charges?\b"
@@ -197,7 +197,8 @@ _INDIRECT: tuple[tuple[str, str], ...] = (
                       r"|\bcommunity order\b|\brestraining order against (?:them|him|her|me)\b"),
     (RECOVERY, r"\b(?:\d+|thirty|sixty|ninety|one|six|nine)[- ](?:day|month|year)s?\s+(?:keytag|key tag|chip|coin"
                r"|medallion|token)\b|\b(?:keytag|key tag|sobriety (?:chip|coin|date|birthday|milestone)|clean date)\b"
-               r"|\b(?:at|attends?|attending|goes to|going to|went to|meetings? (?:at|of))\s+(?-i:AA|NA)\b"
+               r"|\b(?:attends?|attending|goes to|going to|went to|meetings? (?:at|of)|keytag at|chip at)\s+"
+               r"(?=(?-i:AA|NA))(?:aa|na)\b"
                r"(?!\s+(?:member|patrol|breakdown|cover|insurance|roadside|van|batter\w*|gill)\b)"),
     (ORGAN_DONATION, r"\b(?:gave|donated|donating|giving|give|gives)\s+(?:part of |one of |half of |a lobe of )?"
                      r"(?:an? |their |his |her |my )?(?:kidneys?|liver|lungs?|bone marrow|stem cells|cornea)\b"
