@@ -285,7 +285,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|"
                    rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|devout|observant|born-again))\s+(?:an? |the )?"
                    rf"(?:\w+\s+)?{_FAITH}\b"),
-        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+)?"
+        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+){0,2}?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
         (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+mantis)"
@@ -326,6 +326,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|(?:is|am|are|being|flat|always|['’]m|['’]re) broke|broke until"
                    r"|behind on (?:the |their |my )?(?:rent|payments"
                    r"|bills|mortgage)|late on (?:rent|payments)|on (?:welfare|benefits|unemployment|universal credit"
+                   r"|jobseeker'?s allowance|housing benefit|pip"
+                   r"|pension credit|carer'?s allowance|tax credits|snap|medicaid|section 8|food assistance"
                    r"|disability benefits)|unemployment benefits)\b"),
         (FINANCES, rf"\b(?:has|have|had|pays?|paying|took out|taking out|their|his|her|my)\s+(?:an?\s+)?"
                    rf"(?:\w+\s+)?(?:mortgage|loans?|debts?|overdraft)\b(?!\s+officer)"
@@ -399,7 +401,8 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
         (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
                     r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
                     r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
-                    r"saved", r"savings", r"afford")),
+                    r"saved", r"savings", r"afford", r"jobseeker", r"housing", r"pip", r"pension", r"carer", r"tax",
+                    r"snap", r"medicaid", r"section", r"assistance")),
     )
 }
 _SPECIAL_NEEDED = tuple(frozenset(_needed_words(pattern.pattern)) for _, pattern in SPECIAL_PATTERNS)
@@ -453,6 +456,7 @@ _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 # topic is their own ("a talk about their depression", "a blog about living with MS").
 _TOPIC = re.compile(
     r"\b(?:books?|novels?|memoirs? of|films?|movies?|documentar(?:y|ies)|podcasts?|articles?|essays?|thesis|papers?"
+    r"|newsletters?|blogs?|magazines?|websites?|channels?|videos?"
     r"|courses?|class(?:es)?|lectures?|talks?|shows?|series|histor(?:y|ies)|plays?|songs?|exhibitions?|research"
     r"|stud(?:y|ies)|reports?)\s+(?:about|on|of|into)\b"
     r"(?!\s+(?:their|his|her|my|own|living with|life with|surviving|coping with|recovering from|being)\b)",

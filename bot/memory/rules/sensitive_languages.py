@@ -187,7 +187,8 @@ _MIGRATION = _any(  # papers and statuses: said of oneself wherever they stand
     r"sem papéis", r"sem documentos",
     r"ohne papiere", r"papierloos", r"ongedocumenteerd\w*", r"sans titre de séjour", r"permiso de trabajo",
     r"permis de travail", r"arbeitserlaubnis", r"permesso di lavoro", r"verblijfsvergunning", r"karta pobytu",
-    r"karty pobytu", r"вид на жительство", r"visado de (?:estudiante|trabajo|residencia)",
+    r"karty pobytu", r"situation irrégulière", r"situación irregular", r"situação irregular",
+    r"situazione irregolare", r"вид на жительство", r"visado de (?:estudiante|trabajo|residencia)",
     r"visa (?:de|d['’]) (?:étudiant|travail)", r"studentenvisum", r"arbeitsvisum",
     r"visto (?:di|de) (?:studio|lavoro|estudante|trabalho)", r"niebieska karta", r"blaue karte", r"tarjeta azul",
 )
@@ -247,7 +248,8 @@ _IS = _any(  # "is, identifies as, came out as, became, converted to"
     r"se assumiu", r"se declara", r"est", r"suis", r"s['’]identifie comme", r"se considère", r"se dit",
     r"ist", r"bin", r"war", r"identifiziert sich als", r"hat sich als", r"outete sich als", r"è", r"sono",
     r"si identifica come", r"si considera", r"si dichiara", r"is", r"ben", r"jest", r"jestem", r"był\w*",
-    r"identyfikuje się jako", r"он", r"она", r"converti\w*(?: al| à la| à l['’]| ao| zum| zur| in)?",
+    r"identyfikuje się jako", r"(?:fatto|fait|hecho|feito|hizo|fez) (?:(?:il|son|su|o|el) )?coming out"
+    r" (?:come|comme|como)", r"он", r"она", r"converti\w*(?: al| à la| à l['’]| ao| zum| zur| in)?",
     r"konvertiert(?: zum| zur)?", r"se convirtió al", r"s['’]est converti\w* à l['’]", r"cresciut[oa]",
     r"criad[oa]", r"élevée?", r"erzogen",
 )
@@ -425,13 +427,16 @@ CJK_NOT_ABOUT_THEM = re.compile(
     r"研究|工作|上班|医生|护士|药店|学习|专业|专攻|老师|教授|纪录片|电影|小说|书|働い|勤務|看護師|医師|薬剤師"
     r"|専攻|勉強|映画|ドキュメンタリー|小説|本を|病院の受付|일하|근무|의사|간호사|약사|연구|공부|전공|영화|다큐|소설|책을"
 )
-# A book, film, course or study about the words, in these languages: the words name a topic, not the user.
+# A book, film, course, study, clinic or charity about the words, in these languages: they name a topic or a
+# workplace, not the user.
 TOPIC = re.compile(
     r"\b(?:libros?|livres?|bücher|buch|libri|livros?|boeken?|książk\w*|blog|podcast|documental(?:es)?|documentaires?"
     r"|dokumentation\w*|documentari[oa]|documentários?|películas?|films?|filme?|serie[ns]?|séries?|artículos?"
     r"|articles?|artikel|articol[oi]|artigos?|tesis|thèse|tesi|masterarbeit|doktorarbeit|investigación|recherches?"
     r"|forschung|ricerca|pesquisa|onderzoek|badani\w*|cursos?|cours|kurs\w*|cors[oi]|vortrag|conferencia"
-    r"|conférence|conferenza|palestra)\s+(?:\w+\s+)?(?:sobre|sur|über|su|sul|sulla|sui|over|o|об|про|de|del|zum"
+    r"|conférence|conferenza|palestra|clínicas?|clinicas?|cliniques?|kliniks?|unidad|abteilung|reparto|ambulatorio"
+    r"|fundación|fondation|stiftung|fondazione|fundação|asociación|associazione|associação)\s+(?:\w+\s+)?"
+    r"(?:sobre|sur|über|su|sul|sulla|sui|over|o|об|про|de|del|zum"
     r"|zur|des)\b",
     re.IGNORECASE,
 )

@@ -66,7 +66,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                r"|\bmethadone\b|\bsuboxone\b|\bnicotine patch\w*|\bquitting smoking\b|\bgambling (?:problem"
                r"|addiction)\b"
                rf"|\b(?:off|clean from|clean off|quit|quitting|stopped|kicked|sober from)\s+{_SUBSTANCE}\b"
-               rf"|\b(?:\w+ )?(?:days?|weeks?|months?|years?) (?:clean|sober)\b|\bstint in rehab\b|\b(?:in|out of"
+               rf"|\b(?:\w+ )?(?:days?|weeks?|months?|years?) (?:clean|sober)\b"
+               rf"|\b(?:clean|sober) (?:for|since) (?:\w+ ){{0,2}}?(?:days?|weeks?|months?|years?)\b"
+               rf"|\bstint in rehab\b|\b(?:in|out of"
                rf"|finished|left) rehab\b"
                r"|\bgetting help for (?:a|their|his|her|my) \w+ (?:problem|addiction)\b|\brelaps\w+\b"
                r"|\bsponsor\b[^.]{0,50}\b(?:cravings?|sober|sobriety|relaps\w*|(?:12|twelve)[- ]steps?|step work)\b"
@@ -194,7 +196,8 @@ _INDIRECT: tuple[tuple[str, str], ...] = (
                       r"|\bpolice caution\b|\b(?:did|doing|served|serving) time\b(?!\s+(?:trials?|as)\b)"
                       r"|\bex-?(?:con|offender|prisoner|convict)s?\b|\bformer (?:inmate|prisoner|convict|offender)\b"
                       r"|\bon remand\b|\b(?:is|was|released|out) on licen[cs]e\b|\belectronic tag\b"
-                      r"|\bcommunity order\b|\brestraining order against (?:them|him|her|me)\b"),
+                      r"|\bcommunity order\b|\b(?:got|has|had|gets) (?:an? )?(?:dui|dwi|drink[- ]driving"
+                      r" (?:charge|ban)|driving ban for)\b|\brestraining order against (?:them|him|her|me)\b"),
     (RECOVERY, r"\b(?:\d+|thirty|sixty|ninety|one|six|nine)[- ](?:day|month|year)s?\s+(?:keytag|key tag|chip|coin"
                r"|medallion|token)\b|\b(?:keytag|key tag|sobriety (?:chip|coin|date|birthday|milestone)|clean date)\b"
                r"|\b(?:attends?|attending|goes to|going to|went to|meetings? (?:at|of)|keytag at|chip at)\s+"
