@@ -363,6 +363,20 @@ def _closing(pattern: str) -> int:
     return -1
 
 
+def _required_groups(pattern: str) -> list[str]:
+    """The outermost groups of `pattern` every match goes through (not followed by `?`, `*` or `{0,`)."""
+    groups, index = [], 0
+    while (start := pattern.find("(", index)) >= 0:
+        end = start + _closing(pattern[start:])
+        if end < start:
+            return []
+        following = pattern[end + 1 : end + 4]
+        if not following.startswith(("?", "*", "{0")) and pattern.startswith("(?:", start):
+            groups.append(pattern[start : end + 1])
+        index = end + 1
+    return groups
+
+
 def _needed_words(pattern: str) -> set[str]:
     """Word prefixes one of which every match of a vocabulary fragment contains ("tumou?rs?" -> "tumo"); "" when
     no literal word is certain (the category then always runs)."""
@@ -372,6 +386,11 @@ def _needed_words(pattern: str) -> set[str]:
     if len(branches) > 1:
         return set().union(*(_needed_words(branch) for branch in branches))
     pattern = re.sub(r"\(\?:[^()]*\)[?*]|\(\?<?[=!][^()]*(?:\([^()]*\)[^()]*)*\)|\\b|\^|\$", "", pattern)
+    groups = _required_groups(pattern)
+    if len(groups) > 1:  # one group's words suffice, and spare expanding every combination of the groups
+        candidates = [needed for needed in map(_needed_words, groups) if "" not in needed]
+        if candidates:
+            return max(candidates, key=lambda needed: min(map(len, needed)))
     group = re.search(r"\(\?:([^()]*)\)", pattern)
     if group:
         return set().union(*(_needed_words(pattern[: group.start()] + branch + pattern[group.end() :])
