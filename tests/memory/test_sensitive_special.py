@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from bot.memory.pipeline.extractor import EXTRACTION_SYSTEM_PROMPT
-from bot.memory.rules.sensitive import CATEGORIES, HEALTH, RELIGION, SEX_LIFE, _scan, categories_in, marked_category
+from bot.memory.rules.sensitive import (
+    CATEGORIES,
+    FINANCES,
+    HEALTH,
+    POLITICS,
+    RELIGION,
+    SEX_LIFE,
+    _scan,
+    categories_in,
+    marked_category,
+)
 from bot.memory.rules.sensitive_special import (
     BIOMETRIC,
     CRIMINAL_RECORD,
@@ -59,6 +69,45 @@ from bot.memory.rules.withhold import NO_REQUESTS, Requests, fact_withheld
         ("Teaches chemistry in Porto with her wife", SEX_LIFE),
         ("Is a man and lives with his boyfriend in Ghent", SEX_LIFE),
         ("Skips bread because of a wheat allergy", HEALTH),
+        # other languages: a frame of one language and a term from the shared vocabulary
+        ("Padece de migrañas crónicas", HEALTH),
+        ("A une sclérose en plaques", HEALTH),
+        ("Leidet an Depressionen", HEALTH),
+        ("Ha il diabete di tipo 1", HEALTH),
+        ("Sofre de depressão", HEALTH),
+        ("Ma cukrzycę", HEALTH),
+        ("У неё диабет", HEALTH),
+        ("Diyabet hastası", HEALTH),
+        ("Prend des antidépresseurs", HEALTH),
+        ("得了抑郁症", HEALTH),
+        ("우울증 진단을 받았다", HEALTH),
+        ("Is homoseksueel", SEX_LIFE),
+        ("Jest gejem", SEX_LIFE),
+        ("Es una mujer trans", GENDER_IDENTITY),
+        ("Ist gläubige Muslimin", RELIGION),
+        ("Ist Mitglied der SPD", POLITICS),
+        ("Vota no PT", POLITICS),
+        ("Touche le RSA", FINANCES),
+        ("Ist verschuldet", FINANCES),
+        ("Hat eine Vorstrafe wegen Diebstahls", CRIMINAL_RECORD),
+        ("Ist Flüchtling aus Syrien", IMMIGRATION),
+        # indirect and compound English wordings, from broad vocabularies
+        ("Runs a bakery in Hull and has MS", HEALTH),
+        ("Coaches netball and takes methotrexate for rheumatoid arthritis", HEALTH),
+        ("Was diagnosed with a rare blood disorder", HEALTH),
+        ("Had top surgery last spring", HEALTH),
+        ("Sings in a gay men's chorus", SEX_LIFE),
+        ("Volunteers for the Liberal Democrats", POLITICS),
+        ("Donated to Obama's re-election campaign", POLITICS),
+        ("Has a caution for possession of cannabis", CRIMINAL_RECORD),
+        ("Did two years for fraud", CRIMINAL_RECORD),
+        ("Got a 30-day chip at AA", RECOVERY),
+        ("Gave a kidney to their brother", ORGAN_DONATION),
+        ("Their genetic test found the BRCA2 variant", GENETIC),
+        ("Their iris scan is stored by the border agency", BIOMETRIC),
+        ("Came to the UK as a refugee", IMMIGRATION),
+        ("Holds a Skilled Worker visa", IMMIGRATION),
+        ("Is in the Teamsters", TRADE_UNION),
     ],
 )
 def test_what_the_user_says_about_themselves_is_caught(text: str, category: str) -> None:
@@ -88,6 +137,32 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "Has a sponsor for the charity marathon",
         "Met his wife at a folk festival",
         "Cancelled the trip because of covid",
+        "Trabaja como enfermera en un hospital de cáncer",
+        "Es conservador de museo en Madrid",
+        "Ist Rechtsanwalt in München",
+        "Arbeitet als Bewährungshelferin in Köln",
+        "Enseña español a refugiados en Valencia",
+        "Aide les demandeurs d'asile à remplir leurs papiers",
+        "Hat ein Handicap von 12 beim Golf",
+        "Tiene un blog sobre diabetes tipo 1",
+        "Su madre tiene cáncer",
+        "Ma mère a le diabète",
+        "Tem um cão com diabetes",
+        "在医院做护士",
+        "ゲームをスイッチに移植した",
+        "Is Christmas-obsessed and decorates early",
+        "Works as a probation officer",
+        "Works with children with Down syndrome",
+        "Has imposter syndrome about the new job",
+        "Joined the credit union at work",
+        "Teaches English to asylum seekers",
+        "Is a refugee caseworker at the council",
+        "Is applying for a visa to visit Vietnam on holiday",
+        "Did time trials on the bike last weekend",
+        "Works for the AA as a patrol",
+        "Loves the musical Kinky Boots",
+        "Donated to the Movember campaign",
+        "Volunteers at the food bank on Saturdays",
     ],
 )
 def test_look_alikes_stay_ordinary(text: str) -> None:
@@ -115,6 +190,25 @@ def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
     texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     assert len(texts) > 100
     assert [categories_in(text) for text in texts] == [_scan(text, triggers=False) for text in texts]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hat Multiple Sklerose", "Es militante de Podemos", "Ist asexuell", "Bezieht Buergergeld", "Tiene diabetes tipo 2",
+     "Is homoseksueel", "Got a 30-day chip at AA", "Sings in a gay men's chorus", "Trabaja como enfermera",
+     "Is on Jobseeker's Allowance", "Fährt gern Rennrad und hat Typ-2-Diabetes"],
+)
+def test_the_word_gate_reads_other_languages_and_new_wordings(text: str) -> None:
+    """Other-language frames and the indirect wordings pass the same word gate: it skips only what cannot match."""
+    assert categories_in(text) == _scan(text, triggers=False)
+
+
+def test_every_pattern_has_a_trigger_word() -> None:
+    """A vocabulary fragment with no certain literal word makes its category run on every text; none may."""
+    from bot.memory.rules import sensitive
+
+    needed = [*sensitive._TRIGGER_WORDS.values(), *sensitive._SPECIAL_NEEDED, *sensitive._LANGUAGE_NEEDED]
+    assert all("" not in words for words in needed)
 
 
 def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_reads() -> None:

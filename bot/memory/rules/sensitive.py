@@ -18,6 +18,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from bot.memory.rules.sensitive_languages import (
+    CJK_NOT_ABOUT_THEM,
+    CJK_PATTERNS,
+    LANGUAGE_PATTERNS,
+    OTHER_PEOPLE,
+    TOPIC,
+)
 from bot.memory.rules.sensitive_special import (
     FINANCES,
     HEALTH,
@@ -106,7 +113,34 @@ _CONDITION = _any(
     r"suicidal thoughts", r"cystic fibrosis", r"sickle cell", r"thyroid \w+", r"hypothyroidism", r"kidney disease",
     r"liver disease", r"copd", r"scoliosis", r"(?:spinal|brain|knee|back) injur(?:y|ies)", r"a disorder",
     r"an illness", r"a (?:medical|chronic|heart|skin) condition", r"a disease", r"pneumonia", r"tuberculosis",
-    r"a heart attack",
+    r"a heart attack", r"(?=(?-i:MS))ms(?!\s+(?:office|teams|word|excel|paint|access|dos|sql)\b)", r"osteoarthritis",
+    r"rheumatoid arthritis", r"psoriasis", r"psoriatic arthritis", r"eczema", r"rosacea", r"vitiligo", r"alopecia",
+    r"anaemia", r"anemia", r"osteoporosis", r"gout", r"gerd", r"acid reflux", r"gallstones", r"kidney stones",
+    r"glaucoma", r"cataracts", r"macular degeneration", r"hearing loss", r"vertigo", r"meniere'?s(?: disease)?",
+    r"narcolepsy", r"restless legs(?: syndrome)?", r"sciatica", r"a hernia", r"a (?:slipped|herniated|bulging) disc",
+    r"chronic fatigue syndrome", r"pots", r"ehlers-danlos(?: syndrome)?", r"eds", r"hypermobility",
+    r"marfan(?: syndrome)?", r"cerebral palsy", r"spina bifida", r"muscular dystrophy", r"als",
+    r"motor neu?rone disease", r"huntington'?s(?: disease)?", r"down'?s? syndrome", r"tourette'?s(?: syndrome)?",
+    r"a stutter", r"a stammer", r"bpd", r"borderline personality disorder", r"(?:a )?personality disorder",
+    r"agoraphobia", r"social anxiety", r"(?:post-?natal|post-?partum) depression", r"seasonal affective disorder",
+    r"haemophilia", r"hemophilia", r"thalassa?emia", r"shingles", r"lyme disease", r"melanoma", r"sarcoma", r"myeloma",
+    r"carcinoma", r"glioblastoma", r"mesothelioma", r"angina", r"arrhythmia", r"atrial fibrillation", r"afib",
+    r"a heart murmur", r"cardiomyopathy", r"high cholesterol", r"prediabetes", r"pre-diabetes", r"obesity",
+    r"adenomyosis", r"fibroids", r"menopause", r"perimenopause", r"gestational diabetes", r"pre-eclampsia",
+    r"preeclampsia",
+    r"incontinence", r"diverticulitis", r"pancreatitis", r"cirrhosis", r"fatty liver(?: disease)?",
+    r"kidney failure", r"ckd", r"gastroparesis", r"cluster headaches", r"dyspraxia", r"dyscalculia", r"aphasia",
+    r"sepsis", r"meningitis", r"an aneurysm", r"blood clots?", r"dvt", r"a pulmonary embolism", r"emphysema",
+    r"bronchiectasis", r"sjogren'?s(?: syndrome)?", r"sjögren'?s(?: syndrome)?", r"sarcoidosis", r"scleroderma",
+    r"myasthenia gravis",
+    r"neuropathy", r"trigeminal neuralgia", r"bell'?s palsy", r"hashimoto'?s(?: disease)?",
+    r"graves'?(?: disease)?", r"addison'?s(?: disease)?", r"cushing'?s(?: syndrome| disease)?", r"hyperthyroidism",
+    r"lymphoe?dema", r"chlamydia", r"gonorrh?o?ea", r"syphilis", r"hpv", r"body dysmorphia",
+    r"(?:a|an) (?:rare|genetic|inherited|autoimmune|neurological|chronic|heart|lung|kidney|liver|bowel|blood|skin"
+    r"|eye|bone|joint|thyroid|mental health|sleep|eating|anxiety|mood|seizure|movement|heart rhythm|muscle|nerve"
+    r"|immune|metabolic|digestive|hormonal|progressive|degenerative|serious)\s+(?:[\w-]+\s+)?"
+    r"(?:condition|disease|disorder|syndrome|deficiency|impairment)",
+    r"[\w-]+ (?:deficiency|syndrome)(?<!imposter syndrome)(?<!impostor syndrome)",
 )
 _NOT_ABOUT_THEM = (  # "diabetes research", "a cancer charity": the condition names someone else's work
     r"(?!\s+(?:research|charity|charities|apps?|software|awareness|foundation|institute|society|ward|unit|cent(?:er|re)"
@@ -140,15 +174,34 @@ _MEDICINE = _any(
     r"benzodiazepines?", r"adderall", r"ritalin", r"concerta", r"vyvanse", r"methylphenidate", r"lithium",
     r"metformin", r"ozempic", r"semaglutide", r"chemo(?:therapy)?", r"hrt", r"hormone (?:therapy|replacement)",
     r"antipsychotics?", r"prep", r"methadone", r"suboxone", r"dialysis", r"an? inhaler", r"inhalers", r"epipens?",
-    r"medication", r"meds", r"painkillers", r"oxycodone", r"birth control", r"the pill", r"testosterone",
+    r"medication", r"meds", r"painkillers", r"oxycodone", r"birth control", r"the pill(?![- ]?box)", r"testosterone",
     r"estrogen", r"oestrogen", r"blood thinners", r"beta blockers", r"statins", r"radiation(?: therapy)?",
-    r"radiotherapy",
+    r"radiotherapy", r"levothyroxine", r"synthroid", r"thyroxine", r"atorvastatin", r"lipitor", r"simvastatin",
+    r"rosuvastatin", r"amlodipine", r"lisinopril", r"ramipril", r"losartan", r"metoprolol", r"propranolol",
+    r"bisoprolol", r"warfarin", r"eliquis", r"apixaban", r"xarelto", r"rivaroxaban", r"clopidogrel", r"omeprazole",
+    r"lansoprazole", r"pantoprazole", r"gabapentin", r"pregabalin", r"lyrica", r"tramadol", r"codeine", r"morphine",
+    r"fentanyl", r"prednisone", r"prednisolone", r"steroids", r"methotrexate", r"humira", r"adalimumab",
+    r"hydroxychloroquine", r"plaquenil", r"allopurinol", r"tamoxifen", r"letrozole", r"herceptin", r"keytruda",
+    r"immunotherapy", r"trulicity", r"mounjaro", r"wegovy", r"tirzepatide", r"jardiance", r"januvia", r"glipizide",
+    r"quetiapine", r"seroquel", r"olanzapine", r"zyprexa", r"risperidone", r"aripiprazole", r"abilify", r"clozapine",
+    r"lamotrigine", r"lamictal", r"depakote", r"valproate", r"keppra", r"levetiracetam", r"topiramate",
+    r"carbamazepine", r"tegretol", r"mirtazapine", r"trazodone", r"duloxetine", r"cymbalta", r"paroxetine", r"paxil",
+    r"effexor", r"celexa", r"buspirone", r"hydroxyzine", r"clonazepam", r"klonopin", r"lorazepam", r"ativan",
+    r"diazepam", r"zolpidem", r"ambien", r"modafinil", r"strattera", r"atomoxetine", r"guanfacine", r"elvanse",
+    r"lisdexamfetamine", r"dexamphetamine", r"truvada", r"descovy", r"biktarvy", r"antiretrovirals", r"arvs",
+    r"naltrexone", r"antabuse", r"disulfiram", r"buprenorphine", r"subutex", r"spironolactone", r"estradiol",
+    r"progesterone", r"puberty blockers", r"anticonvulsants", r"mood stabili[sz]ers", r"sleeping pills",
 )
 _PROCEDURE = _any(
     r"surgery", r"an operation", r"transplant", r"chemo(?:therapy)?", r"radiation", r"radiotherapy", r"mastectomy",
     r"hysterectomy", r"vasectomy", r"abortion", r"miscarriage", r"stroke", r"heart attack", r"seizure",
     r"(?:nervous )?breakdown", r"panic attack", r"relapse", r"overdose", r"biopsy", r"ivf", r"c-section",
-    r"amputation", r"fertility treatment",
+    r"amputation", r"fertility treatment", r"(?:gastric )?bypass", r"gastric (?:sleeve|band)", r"bariatric surgery",
+    r"angioplasty", r"a stent", r"lumpectomy", r"colonoscopy", r"endoscopy", r"an mri", r"a ct scan",
+    r"cataract surgery", r"appendectomy", r"ect", r"electroconvulsive therapy", r"a mammogram", r"a smear test",
+    r"a pap smear", r"(?:top|bottom|gender[- ]affirming|gender[- ]confirmation|sex[- ]reassignment) surgery",
+    r"ffs", r"facial femini[sz]ation", r"a skin graft", r"a (?:hip|knee|shoulder) replacement",
+    r"a (?:blood )?transfusion", r"a spinal fusion", r"a (?:double )?mastectomy",
 )
 _THERAPY = _any(
     r"therapy", r"therapists?", r"psychiatrists?", r"psychologists?", r"counsel+ors?", r"counsel+ing", r"rehab",
@@ -175,7 +228,22 @@ _PARTY = _any(
     r"podemos", r"sumar", r"pvv", r"vvd", r"d66", r"likud", r"bjp", r"aam aadmi party", r"ndp", r"social democrats",
     r"sozialdemokraten", r"trump", r"biden", r"harris", r"obama", r"sanders", r"le pen", r"macron", r"farage",
     r"starmer", r"sunak", r"modi", r"bolsonaro", r"lula", r"milei", r"meloni", r"putin", r"brexit", r"remain",
-    r"(?:the )?(?:left|right)", r"independence", r"leave",
+    r"(?:the )?(?:left|right)", r"independence", r"leave", r"plaid cymru", r"sinn f[eé]in", r"dup", r"sdlp",
+    r"alliance party", r"fianna f[aá]il", r"fine gael", r"people before profit", r"dsa",
+    r"democratic socialists(?: of america)?", r"working families party", r"libertarian party", r"bloc qu[eé]b[eé]cois",
+    r"one nation", r"the nationals", r"the coalition", r"labor", r"the liberals", r"congress party", r"aap",
+    r"shiv sena", r"anc", r"eff", r"fidesz", r"pis", r"law and justice", r"civic platform", r"akp", r"chp", r"m5s",
+    r"lega", r"fratelli d'italia", r"brothers of italy", r"forza italia", r"partito democratico", r"pvda",
+    r"groenlinks", r"vlaams belang", r"n-va", r"sweden democrats", r"morena", r"psol", r"ldp",
+    r"(?:socialist|communist|labou?r|green|liberal|conservative|democratic|republican|libertarian"
+    r"|workers'?|pirate|national|people'?s|progressive|independence|freedom|reform|left|centre|center"
+    r"|christian democratic|social democratic|animal|women'?s|scottish|welsh|irish|unionist|nationalist)\s+"
+    r"(?:[\w'-]+\s+)?party",
+    r"(?:bernie )?sanders'?", r"bernie", r"aoc", r"ocasio-cortez", r"warren", r"desantis", r"haley", r"vance",
+    r"walz", r"clinton", r"corbyn", r"badenoch", r"bardella", r"melenchon", r"mélenchon", r"zemmour", r"scholz",
+    r"merz",
+    r"weidel", r"wagenknecht", r"habeck", r"abascal", r"schlein", r"salvini", r"netanyahu", r"trudeau",
+    r"poilievre", r"albanese", r"erdo[gğ]an", r"navalny", r"orban", r"orbán", r"wilders", r"mamdani",
 )
 _LEANING = _any(
     r"democrat", r"republican", r"tory", r"(?:politically )?conservative(?!\s+(?:with|about|in|when|on)\b)",
@@ -203,7 +271,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (HEALTH, rf"\b(?:sees?|seeing|saw|goes to|going to|go to|in|attends?|attending|start(?:s|ed)|has|had|"
                  rf"been in|weekly|regular)\s+(?:a |an |their |his |her |weekly |couples )?{_THERAPY}\b"),
         (HEALTH, rf"\b(?:had|has had|undergo(?:ne|ing|es)?|underwent|scheduled for|waiting for|recovering from|after|"
-                 rf"going through)\s+(?:a |an |their |his |her )?(?:\w+ ){{0,2}}?{_PROCEDURE}\b"),
+                 rf"going through)\s+(?:a |an |their |his |her )?(?:[\w'-]+ ){{0,2}}?{_PROCEDURE}\b"),
         (HEALTH, r"\b(?:their|his|her|my) mental health\b|\b(?:uses?|using|wears?|wearing) (?:a |an )?"
                  r"(?:wheelchair|hearing aids?|cochlear implant|prosthetic \w+|insulin pump|glucose monitor)\b"
                  r"|\btrying to conceive\b|\bsober (?:for|since)\b|\b(?:quit|stopped) drinking\b"),
@@ -217,7 +285,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|"
                    rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|devout|observant|born-again))\s+(?:an? |the )?"
                    rf"(?:\w+\s+)?{_FAITH}\b"),
-        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+)?"
+        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+){0,2}?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
         (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+mantis)"
@@ -234,8 +302,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    rf" as|calls? (?:themselves|himself|herself)))\s+"
                    rf"(?:an? |the )?(?:(?:registered|lifelong|staunch|proud|committed|strong|hardcore)\s+)?"
                    rf"{_LEANING}\b"),
-        (POLITICS, rf"\b(?:member of|supports?|supporting|supporter of|campaign(?:s|ed|ing)? for|donat(?:es|ed) to|"
-                   rf"volunteer(?:s|ed)? for|joined)\s+(?:the\s+)?{_PARTY}\b"),
+        (POLITICS, rf"\b(?:member of|supports?|supporting|supporter of|campaign(?:s|ed|ing)? for|"
+                   rf"donat(?:es|ed|ing)? to|volunteer(?:s|ed|ing)? for|joined|canvass(?:es|ed|ing)? for|"
+                   rf"leaflet(?:s|ed|ing)? for|knock(?:s|ed|ing)? (?:on )?doors for|phone-?bank(?:s|ed|ing)? for|"
+                   rf"stood for|(?:is|was) a (?:councillor|candidate|activist|organi[sz]er) for)\s+(?:the\s+)?"
+                   rf"(?:local\s+)?{_PARTY}(?:'s)?\b"),
+        (POLITICS, r"\b(?:donat(?:es|ed|ing)? to|volunteer(?:s|ed|ing)? (?:for|on)|canvass(?:es|ed|ing)? for"
+                   r"|work(?:s|ed|ing)? on|phone-?bank(?:s|ed|ing)? for|knock(?:s|ed|ing)? (?:on )?doors for)\s+"
+                   r"(?:[\w.-]+\s+){0,3}?(?:[\w-]+(?:'s|s'|’s)\s+(?:re-?election\s+|presidential\s+|senate\s+"
+                   r"|mayoral\s+|primary\s+)?campaign|(?:re-?election|presidential|election|senate|mayoral"
+                   r"|congressional|political|primary|leadership|general election)\s+campaign)\b"),
         (POLITICS, r"\b(?:pro-life|pro-choice|anti-abortion|anti-immigration|pro-gun|anti-gun|left-wing|right-wing"
                    r"|far-left|far-right|political (?:views|opinions|beliefs|leanings|affiliation)"
                    r"|politically (?:conservative|liberal|left|right|progressive))\b"),
@@ -243,12 +319,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    rf"|wages?|(?:take-home )?pay)\b[^.;]{{0,30}}?(?:{_MONEY}|\d[\d,.]*k?\s+(?:a|an|per)\s+"
                    rf"(?:year|month|week|hour))"),
         (FINANCES, r"\b(?:in debt|debt-free|bankrupt(?:cy)?|insolven(?:t|cy)|foreclosure|repossessed|overdrawn"
-                   r"|maxed out|paycheck to paycheck|payday loans?|credit score|net worth|food stamps|food banks?"
+                   r"|maxed out|paycheck to paycheck|payday loans?|credit score|net worth|food stamps"
+                   r"|(?<!at the )(?<!at a )(?<!for the )(?<!for a )(?<!at their )food banks?"
                    r"|poverty|struggling financially|financial(?:ly)? (?:trouble|difficult\w*|struggl\w*|problems"
                    r"|stress|hardship)|money (?:problems|troubles|worries)|worried about money"
                    r"|(?:is|am|are|being|flat|always|['’]m|['’]re) broke|broke until"
                    r"|behind on (?:the |their |my )?(?:rent|payments"
                    r"|bills|mortgage)|late on (?:rent|payments)|on (?:welfare|benefits|unemployment|universal credit"
+                   r"|jobseeker'?s allowance|housing benefit|pip"
+                   r"|pension credit|carer'?s allowance|tax credits|snap|medicaid|section 8|food assistance"
                    r"|disability benefits)|unemployment benefits)\b"),
         (FINANCES, rf"\b(?:has|have|had|pays?|paying|took out|taking out|their|his|her|my)\s+(?:an?\s+)?"
                    rf"(?:\w+\s+)?(?:mortgage|loans?|debts?|overdraft)\b(?!\s+officer)"
@@ -284,6 +363,20 @@ def _closing(pattern: str) -> int:
     return -1
 
 
+def _required_groups(pattern: str) -> list[str]:
+    """The outermost groups of `pattern` every match goes through (not followed by `?`, `*` or `{0,`)."""
+    groups, index = [], 0
+    while (start := pattern.find("(", index)) >= 0:
+        end = start + _closing(pattern[start:])
+        if end < start:
+            return []
+        following = pattern[end + 1 : end + 4]
+        if not following.startswith(("?", "*", "{0")) and pattern.startswith("(?:", start):
+            groups.append(pattern[start : end + 1])
+        index = end + 1
+    return groups
+
+
 def _needed_words(pattern: str) -> set[str]:
     """Word prefixes one of which every match of a vocabulary fragment contains ("tumou?rs?" -> "tumo"); "" when
     no literal word is certain (the category then always runs)."""
@@ -293,6 +386,11 @@ def _needed_words(pattern: str) -> set[str]:
     if len(branches) > 1:
         return set().union(*(_needed_words(branch) for branch in branches))
     pattern = re.sub(r"\(\?:[^()]*\)[?*]|\(\?<?[=!][^()]*(?:\([^()]*\)[^()]*)*\)|\\b|\^|\$", "", pattern)
+    groups = _required_groups(pattern)
+    if len(groups) > 1:  # one group's words suffice, and spare expanding every combination of the groups
+        candidates = [needed for needed in map(_needed_words, groups) if "" not in needed]
+        if candidates:
+            return max(candidates, key=lambda needed: min(map(len, needed)))
     group = re.search(r"\(\?:([^()]*)\)", pattern)
     if group:
         return set().union(*(_needed_words(pattern[: group.start()] + branch + pattern[group.end() :])
@@ -322,18 +420,25 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
         (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
                     r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
                     r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
-                    r"saved", r"savings", r"afford")),
+                    r"saved", r"savings", r"afford", r"jobseeker", r"housing", r"pip", r"pension", r"carer", r"tax",
+                    r"snap", r"medicaid", r"section", r"assistance")),
     )
 }
 _SPECIAL_NEEDED = tuple(frozenset(_needed_words(pattern.pattern)) for _, pattern in SPECIAL_PATTERNS)
+_LANGUAGE_NEEDED = tuple(frozenset(_needed_words(vocabulary)) for _, _, vocabulary in LANGUAGE_PATTERNS)
 _TRIGGER_LENGTHS = frozenset(
-    len(prefix) for needed in (*_TRIGGER_WORDS.values(), *_SPECIAL_NEEDED) for prefix in needed
+    len(prefix) for needed in (*_TRIGGER_WORDS.values(), *_SPECIAL_NEEDED, *_LANGUAGE_NEEDED) for prefix in needed
 )
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[\w'’-]+")
 
 
 def _prefixes(text: str) -> set[str]:
-    return {word[:length] for word in _WORD.findall(text.lower()) for length in _TRIGGER_LENGTHS}
+    """The word prefixes of `text` the trigger words are looked up among: each word's, and each part's of a
+    hyphenated word ("typ-2-diabetes" gives "diab" too)."""
+    words = _WORD.findall(text.lower())
+    words += [part for word in words if "-" in word for part in word.split("-")[1:]]
+    return {word[:length] for word in words for length in _TRIGGER_LENGTHS}
 
 
 def _possible(text: str) -> set[str]:
@@ -353,13 +458,16 @@ _SOMEONE_ELSE = re.compile(
     r"|grandma|grandmother|grandfather|grandpa|grandparents?|aunt|uncle|cousin|colleagues?|co-?workers?|boss"
     r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
     r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
-    r"|\b(?:people|others|users|customers|someone|anyone|everyone)\b",
+    r"|\b(?:people|others|users|customers|someone|anyone|everyone|children|kids|patients|clients|students|pupils"
+    r"|residents|families|adults|teens|teenagers|veterans|refugees|migrants|survivors)\b",
     _FLAGS,
 )
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(r"\s*(?:is|was|am|works as|['’]m)\s+an?\b", _FLAGS)
-_CLAUSE_START = re.compile(r"[.;!?]|\b(?:and|but|while|whereas|although)\b", _FLAGS)
+_CLAUSE_START = re.compile(
+    r"[.;!?。；，、]|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
+)
 _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 
 
@@ -367,6 +475,7 @@ _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 # topic is their own ("a talk about their depression", "a blog about living with MS").
 _TOPIC = re.compile(
     r"\b(?:books?|novels?|memoirs? of|films?|movies?|documentar(?:y|ies)|podcasts?|articles?|essays?|thesis|papers?"
+    r"|newsletters?|blogs?|magazines?|websites?|channels?|videos?"
     r"|courses?|class(?:es)?|lectures?|talks?|shows?|series|histor(?:y|ies)|plays?|songs?|exhibitions?|research"
     r"|stud(?:y|ies)|reports?)\s+(?:about|on|of|into)\b"
     r"(?!\s+(?:their|his|her|my|own|living with|life with|surviving|coping with|recovering from|being)\b)",
@@ -378,15 +487,21 @@ def _about_a_topic(text: str, start: int) -> bool:
     """A book, film, course or history about the match's words comes earlier in the same clause."""
     clause = text[:start]
     boundaries = list(_CLAUSE_START.finditer(clause))
-    return bool(_TOPIC.search(clause[boundaries[-1].end() :] if boundaries else clause))
+    clause = clause[boundaries[-1].end() :] if boundaries else clause
+    return bool(_TOPIC.search(clause) or TOPIC.search(clause))
+
+
+def _clause_before(text: str, end: int) -> str:
+    """The part of the clause holding `end` that comes before it."""
+    clause = text[:end]
+    boundaries = list(_CLAUSE_START.finditer(clause))
+    return clause[boundaries[-1].end() :] if boundaries else clause
 
 
 def _about_someone_else(text: str, start: int) -> bool:
     """A person or pet of the user's is named earlier in the same clause as the match."""
-    clause = text[:start]
-    boundaries = list(_CLAUSE_START.finditer(clause))
-    clause = clause[boundaries[-1].end() :] if boundaries else clause
-    if _SOMEONE_ELSE.search(clause):
+    clause = _clause_before(text, start)
+    if _SOMEONE_ELSE.search(clause) or OTHER_PEOPLE.search(clause):
         return True
     return bool(_RELATIVE.search(clause)) and not _DESCRIBES_THE_USER.match(clause)
 
@@ -411,15 +526,37 @@ def _scan(text: str, *, triggers: bool) -> frozenset[str]:
     for category, pattern in _PATTERNS:
         if category not in found and category in possible and _states(text, category, pattern):
             found.add(category)
-    # `sensitive_special`: the same word gate, except for text outside ASCII (words in Chinese, Japanese or
-    # Korean run together, so no prefix names them)
-    prefixes = _prefixes(text) if triggers and text.isascii() else None
+    # `sensitive_special` and `sensitive_languages`: the same word gate, except for Chinese, Japanese or Korean
+    # text (its words run together, so no prefix names them)
+    cjk = not text.isascii() and bool(_CJK.search(text))
+    prefixes = _prefixes(text) if triggers and not cjk else None
     for (category, pattern), needed in zip(SPECIAL_PATTERNS, _SPECIAL_NEEDED, strict=True):
         if category in found or (prefixes is not None and not needed & prefixes):
             continue
         if _states(text, category, pattern):
             found.add(category)
+    for (category, pattern, _), needed in zip(LANGUAGE_PATTERNS, _LANGUAGE_NEEDED, strict=True):
+        if category in found or (prefixes is not None and not needed & prefixes):
+            continue
+        if _states_in_a_frame(text, pattern):
+            found.add(category)
+    if cjk and not CJK_NOT_ABOUT_THEM.search(text):
+        found.update(category for category, pattern in CJK_PATTERNS
+                     if category not in found and _states(text, category, pattern))
     return frozenset(found)
+
+
+def _states_in_a_frame(text: str, pattern: re.Pattern[str]) -> bool:
+    """A match of an other-language frame and term about the user: the frame may hold other words ("Su madre tiene
+    cáncer" matches from "madre"), so the person, pet or topic is looked for up to the end of the match."""
+    for match in pattern.finditer(text):
+        clause = _clause_before(text, match.end())
+        if _SOMEONE_ELSE.search(clause) or OTHER_PEOPLE.search(clause) or _TOPIC.search(clause) or TOPIC.search(
+            clause
+        ):
+            continue
+        return True
+    return False
 
 
 def _states(text: str, category: str, pattern: re.Pattern[str]) -> bool:
@@ -427,7 +564,7 @@ def _states(text: str, category: str, pattern: re.Pattern[str]) -> bool:
     for match in pattern.finditer(text):
         if _about_someone_else(text, match.start()) or _about_a_topic(text, match.start()):
             continue
-        if category in (HEALTH, FINANCES) and _in_a_name(text, match.start(), match.end()):
+        if category in (HEALTH, FINANCES, SEX_LIFE) and _in_a_name(text, match.start(), match.end()):
             continue
         return True
     return False

@@ -33,7 +33,10 @@ SPECIAL_CATEGORIES = (
 
 _UNIONS = (
     r"(?:unite|unison|gmb|rmt|neu|nasuwt|teamsters|ver\.di|ig metall|cgt|ccoo|ugt|cfdt|aslef|cwu|pcs|ucu|seiu|uaw"
-    r"|nea|aft|rcn|bma|usdaw|equity|solidarność|fnv|cisl|cgil)"
+    r"|nea|aft|rcn|bma|usdaw|equity|solidarność|fnv|cisl|cgil|afl-cio|sag-aftra|iatse|ibew|ufcw|afscme|cwa|usw"
+    r"|unite here|nnu|nalc|apwu|ilwu|atu|twu|uft|cupe|unifor|opseu|psac|cfmeu|meaa|anmf|nut|nuj|bectu|fbu|nipsa"
+    r"|siptu|fórsa|inmo|eis|naht|bfawu|musicians' union|ig bce|gew|evg|ngg|uil|fiom|unsa|fsu|cnv|acv|abvv|opzz|znp"
+    r"|dgb|ilo)"
 )
 _SUBSTANCE = (
     r"(?:cocaine|heroin|meth|crack|opioids|opiates|painkillers|weed|cannabis|drugs|smoking|cigarettes|vaping|booze"
@@ -41,6 +44,14 @@ _SUBSTANCE = (
 )
 _VERBS_OF_GIVING = (
     r"(?:enrolled|registered|gave|given|provided|submitted|shared|linked|had|took|taken|uploaded|exported|stored)"
+)
+_OFFENCES = (
+    r"(?:possession|burglary|robbery|theft|shoplifting|assault|battery|fraud|embezzlement|arson|vandalism"
+    r"|criminal damage|drink[- ]driving|drunk[- ]driving|dui|dwi|drug dealing|dealing|trafficking|manslaughter|murder"
+    r"|stalking|harassment|domestic (?:violence|abuse)|affray|public order|breach of the peace|joyriding"
+    r"|handling stolen goods|tax evasion|money laundering|forgery|perjury|gbh|abh|actual bodily harm"
+    r"|grievous bodily harm|indecent exposure|sexual assault|rape|trespass|dangerous driving|benefit fraud|car theft"
+    r"|drugs?|cannabis|weed|cocaine|heroin|mugging|a (?:fight|bar fight|brawl))"
 )
 _BIOMETRICS = (
     r"(?:fingerprints|fingerprint template|face scan|facial scan|iris(?: scan)?|retina(?:l)? scan"
@@ -55,7 +66,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                r"|\bmethadone\b|\bsuboxone\b|\bnicotine patch\w*|\bquitting smoking\b|\bgambling (?:problem"
                r"|addiction)\b"
                rf"|\b(?:off|clean from|clean off|quit|quitting|stopped|kicked|sober from)\s+{_SUBSTANCE}\b"
-               rf"|\b(?:\w+ )?(?:days?|weeks?|months?|years?) (?:clean|sober)\b|\bstint in rehab\b|\b(?:in|out of"
+               rf"|\b(?:\w+ )?(?:days?|weeks?|months?|years?) (?:clean|sober)\b"
+               rf"|\b(?:clean|sober) (?:for|since) (?:\w+ ){{0,2}}?(?:days?|weeks?|months?|years?)\b"
+               rf"|\bstint in rehab\b|\b(?:in|out of"
                rf"|finished|left) rehab\b"
                r"|\bgetting help for (?:a|their|his|her|my) \w+ (?:problem|addiction)\b|\brelaps\w+\b"
                r"|\bsponsor\b[^.]{0,50}\b(?:cravings?|sober|sobriety|relaps\w*|(?:12|twelve)[- ]steps?|step work)\b"
@@ -73,13 +86,16 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                      r"|liver"
                      r"|lung|heart|pancreas|cornea)\b|\bdonor (?:kidney|liver|lung|heart|match)\b"
                      r"|\bwaiting for a donor\b"
-                     r"|\btrasplante\b|\btransplante\b|transplantation|trapianto|greffe|移植|이식|donneur d'organes"
+                     r"|\btrasplante\b|\btransplante\b|transplantation|trapianto|greffe|臓器移植|器官移植|肾移植|腎移植|肝移植|心脏移植|移植手術|移植を受"
+                     r"|移植待ち|이식 수술|이식을 받|신장 ?이식|간이식|간 이식|donneur d'organes"
                      r"|donante de órganos"
                      r"|organspender\w*|dador de órgãos|doador de órgãos"),
     (CRIMINAL_RECORD, r"\bcriminal record\b(?!\s+checks?\b)|\bconvicted\b|\bconvictions?\b|\bcriminal charges?\b"
                       r"|\b(?:served|did|spent)\s+(?:\w+\s+){0,3}(?:in|behind)\s+(?:prison|jail|bars)\b"
                       r"|\b(?:went to|released from|got out of|out of|in)\s+(?:prison|jail|juvie)\b"
-                      r"|\bprobation\b(?!\s+period|ary)|\bparole\b|\bankle (?:tag|monitor)\b|\bcurfew order\b"
+                      r"|\bprobation\b(?!\s+(?:period|officers?|service|workers?)\b|ary)"
+                      r"|\b(?:their|his|her|my) probation officer\b|\bparole\b|\bankle (?:tag|monitor)\b"
+                      r"|\bcurfew order\b"
                       r"|\bsuspended sentence\b|\bcommunity service (?:for|order|sentence)\b"
                       r"|\b(?:pending|facing)\s+(?:an? )?(?:\w+ )?charges?\b|\bcourt date\b|\bon bail\b"
                       r"|\b(?:assault|fraud|theft|burglary|drugs?|dui|dwi|drink[- ]driving|drunk[- ]driving"
@@ -88,7 +104,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                       r"|\bsex offenders? register\b|\bspent conviction\b|vorstrafe|vorbestraft|\bim gefängnis\b|cárcel"
                       r"|\bprisión\b|de la prison|en prison|\bprisão\b|\bin carcere\b|libertad condicional"
                       r"|前科|服刑|坐牢|刑務所|교도소|전과"),
-    (IMMIGRATION, r"\b(?:asylum|refugee status|refugee claim|leave to remain|indefinite leave|settled status"
+    (IMMIGRATION, r"\b(?:asylum(?!\s+seekers\b)|refugee status|refugee claim|leave to remain|indefinite leave"
+                  r"|settled status"
                   r"|pre-settled status|green card|permanent residen(?:cy|ce)|residence permit|residency permit"
                   r"|work permit|daca|undocumented|overstayed|deportation|deported|citizenship application"
                   r"|naturali[sz]ation (?:application|ceremony|interview)|home office caseworker|immigration (?:status"
@@ -96,7 +113,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                   r"|\bvisa (?:hearing|interview|application|status|expires|runs out|renewal|that runs out)\b"
                   r"|\b(?:student|work|tourist|spouse|skilled worker|visitor|h-1b|h1b|working holiday) visa\b"
                   r"|permiso de residencia|autorização de residência|autorización de residencia|solicitud de asilo"
-                  r"|asylantrag|\basile\b|\basilo\b|aufenthaltserlaubnis|aufenthaltstitel|titre de séjour"
+                  r"|asylantrag|aufenthaltserlaubnis|aufenthaltstitel|titre de séjour"
                   r"|sans[- ]papiers"
                   r"|sin papeles|\bduldung\b|permesso di soggiorno|ビザ|签证|비자|难民|難民|在留資格"),
     (GENDER_IDENTITY, r"\btrans(?:gender)?\s+(?:wo)?man\b|\btrans (?:person|woman|man)\b|\btransgender\b"
@@ -125,7 +142,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
               r"|\btested positive for the [\w']+ gene\b|mutación|mutação|mutazione|-mutation\b"
               r"|遗传病|基因突变|遺伝子"),
     (BIOMETRIC, rf"\b{_VERBS_OF_GIVING}\b[^.]{{0,40}}\b{_BIOMETRICS}\b|\b{_BIOMETRICS}\b[^.]{{0,30}}"
-                r"\b(?:on file|registered|linked|enrolled|stored|taken|scanned)\b|\bwith a (?:face|iris|palm) scan\b"),
+                r"\b(?:on file|registered|linked|enrolled|stored|taken|scanned|held|kept|collected|recorded"
+                r"|saved|captured|on record)\b|\bwith a (?:face|iris|palm) scan\b"),
     (HEALTH, r"\bdiagnosed with\b|\b(?:knee|hip|joint) replacement\b|\bpacemaker\b|\bcpap\b|\bchemo\b|\bchimio\b"
              r"|\ben rémission\b|\ben remisión\b|\bin remissione\b|\bem remissão\b"
              r"|\boncologists?\b|oncólogo|oncologo|\bdialysis\b|透析|diálisis|\bdialyse\b|\bivf\b|\b(?:while|is"
@@ -164,6 +182,68 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                r"|lésbica|lesbica|bisexual|bissexual|bisessuale|pansexuel|pansexual|homosexuel|homosexual"
                r"|omosessuale|queer|asexuel|asexual)\b"),
 )
+# Indirect and compound wordings of these categories: a record for an offence, a keytag, a kidney given, a test's
+# finding, the user as a refugee or visa holder, a union named by its name, a queer group the user belongs to.
+_INDIRECT: tuple[tuple[str, str], ...] = (
+    (CRIMINAL_RECORD, rf"\b(?:has|had|got|gets|with|given)\s+(?:an? )?(?:criminal |police |prior )?(?:record|caution"
+                      rf"|conviction|warning|sentence|ban)\s+(?:on (?:file|record)\s+)?for\s+(?:\w+\s+){{0,2}}?"
+                      rf"{_OFFENCES}\b"
+                      rf"|\b(?:cautioned|arrested|charged|convicted|jailed|imprisoned|sentenced|nicked|busted|locked up"
+                      rf"|did time|served time|doing time|serving time|did \w+ (?:years?|months?|weeks?)"
+                      rf"|served \w+ (?:years?|months?|weeks?))\s+(?:\w+\s+){{0,3}}?(?:for|with|over)\s+"
+                      rf"(?:\w+\s+){{0,2}}?"
+                      rf"{_OFFENCES}\b"
+                      r"|\bpolice caution\b|\b(?:did|doing|served|serving) time\b(?!\s+(?:trials?|as)\b)"
+                      r"|\bex-?(?:con|offender|prisoner|convict)s?\b|\bformer (?:inmate|prisoner|convict|offender)\b"
+                      r"|\bon remand\b|\b(?:is|was|released|out) on licen[cs]e\b|\belectronic tag\b"
+                      r"|\bcommunity order\b|\b(?:got|has|had|gets) (?:an? )?(?:dui|dwi|drink[- ]driving"
+                      r" (?:charge|ban)|driving ban for)\b|\brestraining order against (?:them|him|her|me)\b"),
+    (RECOVERY, r"\b(?:\d+|thirty|sixty|ninety|one|six|nine)[- ](?:day|month|year)s?\s+(?:keytag|key tag|chip|coin"
+               r"|medallion|token)\b|\b(?:keytag|key tag|sobriety (?:chip|coin|date|birthday|milestone)|clean date)\b"
+               r"|\b(?:attends?|attending|goes to|going to|went to|meetings? (?:at|of)|keytag at|chip at)\s+"
+               r"(?=(?-i:AA|NA))(?:aa|na)\b"
+               r"(?!\s+(?:member|patrol|breakdown|cover|insurance|roadside|van|batter\w*|gill)\b)"),
+    (ORGAN_DONATION, r"\b(?:gave|donated|donating|giving|give|gives)\s+(?:part of |one of |half of |a lobe of )?"
+                     r"(?:an? |their |his |her |my )?(?:kidneys?|liver|lungs?|bone marrow|stem cells|cornea)\b"
+                     r"|\b(?:got|received|has|had|getting|gets|needs?|waiting for)\s+(?:an? |their )?(?:new|donor"
+                     r"|donated|transplanted)\s+(?:kidney|liver|lungs?|heart|pancreas|cornea)s?\b"
+                     r"(?!\s+(?:rate|monitor)\b)|\bliving (?:kidney |liver )?donor\b"
+                     r"|\breceived (?:an? )?(?:kidney|liver|lung|heart) from\b"),
+    (GENETIC, r"\b(?:23andme|ancestrydna|ancestry dna|myheritage|dna test|genetic test|gene test|genome test"
+              r"|genetic screening|genetic panel|genome sequencing|carrier screening|exome sequencing)(?:s|ing)?\b"
+              r"[^.;]{0,60}?\b(?:showed|shows|found|revealed|confirmed|flagged|came back|says|said|results?|risk"
+              r"|carrier|positive|mutation|variant|marker|gene)\b"
+              r"|\b(?:found|detected|identified|diagnosed|confirmed|picked up) (?:by|through|via|in) (?:a )?(?:genetic"
+              r"|gene|dna) test\w*\b|\binherited (?:\w+\s+){0,2}?(?:condition|disorder|disease|mutation|syndrome|risk"
+              r"|gene)\b|\b(?:apoe-?e?4|apoe ?ε4|mthfr|hla-b27|fragile x|tay-sachs|g6pd deficiency|cftr)\b"),
+    (IMMIGRATION, r"\b(?:is|was|am|are|came (?:\w+ ){0,4}?as|arrived (?:\w+ ){0,4}?as|registered as"
+                  r"|recogni[sz]ed as|granted \w+ as|lives as|['’]m|['’]re)\s+(?:an? )?(?:\w+ )?"
+                  r"(?:refugee|asylum[- ]seeker"
+                  r"|stateless(?: person)?|undocumented (?:immigrant|migrant)|illegal (?:immigrant|alien)"
+                  r"|migrant worker|dreamer|daca recipient|overstayer)\b(?!\s+(?:caseworker|lawyer|advocate|charity"
+                  r"|support|officer|worker|centre|center|camp|volunteer)\b)"
+                  r"|\bfled (?:from )?(?:(?:their|his|her|my) (?:home )?country|the (?:war|fighting|regime|taliban"
+                  r"|persecution)|syria|ukraine|afghanistan|eritrea|sudan|iran|iraq|somalia|yemen|myanmar|venezuela"
+                  r"|russia|belarus|gaza|palestine|congo|south sudan|ethiopia|libya|hong kong)\b"
+                  r"|\b(?:holds?|has|have|had|got|on|applying for|applied for|renew\w*|waiting (?:on|for)|granted"
+                  r"|getting|extend\w*)\s+(?:an? |their |his |her |my )?(?:[\w-]+\s+){0,2}?(?:visa|residence permit"
+                  r"|work permit|brp|biometric residence permit|ilr|settled status|green card"
+                  r"|temporary protected status"
+                  r"|tps|humanitarian parole|blue card|h-1b|l-1|o-1|f-1|j-1|tn status|e-2)\b"
+                  r"(?!\s+(?:card|debit|credit|points|rewards|to (?:visit|travel|go)|for (?:a |the |their )?(?:trip"
+                  r"|holiday|vacation|visit|honeymoon))\b)"
+                  r"|\b(?:became|becoming|become) an? (?:\w+ )?citizen\b|\bnaturali[sz]ed\b"),
+    (TRADE_UNION, rf"\b(?:is in|joined|member of|belongs to|active in)\s+(?:the\s+)?{_UNIONS}\b"
+                  r"|\b(?:member of|joined|belongs to|active in|rep for|dues to)\s+(?:the|their|a)\s+"
+                  r"(?:[\w'-]+\s+){0,2}?(?<!credit )(?<!student )(?<!students' )(?<!european )(?<!rugby )"
+                  r"(?<!oxford )(?<!cambridge )(?<!soviet )(?<!customs )union\b(?!\s+(?:bar|station|street|square"
+                  r"|jack|flag|building|chapel|hall|canal)\b)"),
+    (SEX_LIFE, r"\b(?:goes to|going to|attends?|attending|went to|member of|joined|runs|plays (?:\w+ )?(?:in|for)"
+               r"|sings (?:in|with)|part of|belongs to|dances (?:in|with))\s+(?:an? |the |their )?(?:[\w'-]+\s+){0,2}?"
+               r"(?:queer|gay|lesbian|lgbt\w*\+?|bi|bisexual|trans|sapphic|pride)\s+(?:[\w']+\s+){0,2}?(?:book club"
+               r"|club|group|choir|chorus|night|support group|team|league|bar|sauna|network|society|meetup"
+               r"|collective|circle)\b"),
+)
 # The model's own mark for these categories, however it words it (`sensitive.marked_category`).
 SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("recovery", "addiction recovery", "recovery and addiction", "substance use", "sobriety"),
@@ -179,5 +259,5 @@ SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("biometric", "biometrics", "biometric data"), BIOMETRIC),
 }
 SPECIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(pattern, re.IGNORECASE)) for category, pattern in _PATTERNS
+    (category, re.compile(pattern, re.IGNORECASE)) for category, pattern in (*_PATTERNS, *_INDIRECT)
 )
