@@ -250,6 +250,14 @@ _LEANING = _any(
     r"liberal(?!\s+(?:arts?|with|about|in|when|on)\b)", r"leftist", r"left-wing", r"right-wing", r"socialist",
     r"communist", r"marxist", r"libertarian", r"progressive", r"anarchist", r"fascist", r"nationalist", r"centrist",
     r"trumpist", r"populist", r"social democrat", r"(?:labour|tory|green|democratic|republican) (?:voter|supporter)",
+    r"democratic socialist", r"eco-?socialist", r"trotskyist", r"trotskyite", r"maoist", r"leninist",
+    r"marxist-leninist", r"stalinist", r"syndicalist", r"anarcho-[\w-]+", r"ancap", r"tankie", r"neoliberal",
+    r"neo-?con(?:servative)?", r"paleo-?conservative", r"monarchist", r"royalist", r"republican", r"loyalist",
+    r"zionist", r"anti-zionist", r"feminist", r"eurosceptic", r"euroskeptic", r"brexiteer", r"remainer",
+    r"leaver", r"maga (?:supporter|republican|voter)", r"never-?trumper", r"corbynista", r"blairite",
+    r"bernie bro", r"(?:left|right)-leaning", r"cent(?:re|er)-(?:left|right)", r"anti-capitalist",
+    r"accelerationist", r"separatist", r"independentista", r"green voter", r"(?:lib dem|snp|reform|ukip) (?:voter"
+    r"|supporter|member)", r"(?:trump|biden|harris|obama|bernie|sanders|corbyn|starmer|farage) supporter",
 )
 _MONEY = (
     r"(?:[$€£¥₹]\s?\d[\d,.]*\s?(?:k|m|million|grand)?"
@@ -298,12 +306,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (POLITICS, rf"\b(?:votes?|voted|voting|will vote|plans? to vote)\s+(?:for\s+|against\s+)?(?:the\s+)?"
                    rf"(?:\w+\s+){{0,1}}?{_PARTY}\b"),
         (POLITICS, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|"
-                   rf"considers? (?:themselves|himself|herself|myself)|describes? (?:themselves|himself|herself|myself)"
-                   rf" as|calls? (?:themselves|himself|herself)))\s+"
-                   rf"(?:an? |the )?(?:(?:registered|lifelong|staunch|proud|committed|strong|hardcore)\s+)?"
+                   rf"considers? (?:themselves|themself|himself|herself|myself)|describes? (?:themselves|themself"
+                   rf"|himself|herself|myself) as|calls? (?:themselves|themself|himself|herself)|sees? (?:themselves"
+                   rf"|themself|himself|herself|myself) as|(?:and|but)(?: also)?(?=\s+an? ))|self-described"
+                   rf"|self-declared|self-confessed)\s+"
+                   rf"(?:an? |the )?(?:(?:registered|lifelong|life-long|staunch|proud|committed|strong|hardcore"
+                   rf"|diehard|die-hard|devoted|avowed|ardent|passionate|fervent|longtime|long-time|paid-up|active"
+                   rf"|radical|moderate|convinced|card-carrying|dyed-in-the-wool|hard-line|hardline|unapologetic"
+                   rf"|self-described|self-declared|self-confessed|former|closet|secret|proper)\s+)?"
                    rf"{_LEANING}\b"),
         (POLITICS, rf"\b(?:member of|supports?|supporting|supporter of|campaign(?:s|ed|ing)? for|"
-                   rf"donat(?:es|ed|ing)? to|volunteer(?:s|ed|ing)? for|joined|canvass(?:es|ed|ing)? for|"
+                   rf"donat(?:es|ed|ing)? (?:\w+ ){{0,2}}?to|gives? (?:\w+ ){{0,2}}?to|pays? (?:\w+ ){{0,2}}?to|"
+                   rf"volunteer(?:s|ed|ing)? for|joined|canvass(?:es|ed|ing)? for|"
                    rf"leaflet(?:s|ed|ing)? for|knock(?:s|ed|ing)? (?:on )?doors for|phone-?bank(?:s|ed|ing)? for|"
                    rf"stood for|(?:is|was) a (?:councillor|candidate|activist|organi[sz]er) for)\s+(?:the\s+)?"
                    rf"(?:local\s+)?{_PARTY}(?:'s)?\b"),
@@ -459,7 +473,8 @@ _SOMEONE_ELSE = re.compile(
     r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
     r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
     r"|\b(?:people|others|users|customers|someone|anyone|everyone|children|kids|patients|clients|students|pupils"
-    r"|residents|families|adults|teens|teenagers|veterans|refugees|migrants|survivors)\b",
+    r"|residents|families|adults|teens|teenagers|veterans|refugees|migrants|survivors)\b"
+    r"|\b(?:married to|engaged to|son of|daughter of|child of|raised by)\b",
     _FLAGS,
 )
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
@@ -477,18 +492,40 @@ _TOPIC = re.compile(
     r"\b(?:books?|novels?|memoirs? of|films?|movies?|documentar(?:y|ies)|podcasts?|articles?|essays?|thesis|papers?"
     r"|newsletters?|blogs?|magazines?|websites?|channels?|videos?"
     r"|courses?|class(?:es)?|lectures?|talks?|shows?|series|histor(?:y|ies)|plays?|songs?|exhibitions?|research"
-    r"|stud(?:y|ies)|reports?)\s+(?:about|on|of|into)\b"
+    r"|stud(?:y|ies)|reports?|dissertations?|columns?|chapters?|seminars?|modules?|workshops?|zines?|poems?"
+    r"|features?|pieces?|stor(?:y|ies)|textbooks?|lessons?|panels?|conferences?|exhibits?|projects?|photos?"
+    r"|photographs?|reporting|journalism|campaigns?|training|guides?|leaflets?|posters?|speeches?)\s+"
+    r"(?:about|on|of|into|around|covering)\b"
+    r"|\b(?:writes?|wrote|written|writing|reads?|reading|teach(?:es|ing)?|taught|lectures?|lecturing|research"
+    r"(?:es|ed|ing)?|stud(?:ies|ied|ying)|reports?|reported|reporting|covers?|covered|covering|blogs?|blogged"
+    r"|edits?|edited|editing|translat(?:es|ed|ing)) (?:\w+ )?(?:about|on)\b|\bspeciali[sz](?:es|ed|ing) in\b"
     r"(?!\s+(?:their|his|her|my|own|living with|life with|surviving|coping with|recovering from|being)\b)",
     _FLAGS,
 )
 
 
+# "Is a pharmacist who dispenses methadone", "Works at the immigration tribunal", "Trabaja en un centro de
+# rehabilitación": the words are the object of the user's work, not their own matter, when a verb of work comes
+# right before them.
+_AT_WORK = re.compile(
+    r"\b(?:(?:works?|worked|working|volunteers?|volunteering|trabaja|trabajó|arbeitet|arbeitete|travaille|lavora"
+    r"|trabalha|werkt)\s+(?:as|at|in|for|on|with|como|en|de|als|bei|im|in der|comme|à|chez|dans|come|presso|em|no|na"
+    r"|bij)\b(?:\s+[\w'’-]+){0,4}"
+    r"|(?:dispens\w*|prescrib\w*|administer\w*|sells?|selling|sold|stocks?|runs?|running|teach(?:es|ing)?|taught"
+    r"|leads?|leading|organi[sz]es|photograph\w*|films?|filming|covers?|covering|interview\w*|treats?|treating"
+    r"|counsels?|counsell?ing|designs?|designing|builds?|building|processes|processing|handles?|handling"
+    r"|audits?|auditing|assesses|assessing|diagnoses|diagnosing)(?:\s+[\w'’-]+){0,2})\s*$",
+    _FLAGS,
+)
+
+
 def _about_a_topic(text: str, start: int) -> bool:
-    """A book, film, course or history about the match's words comes earlier in the same clause."""
+    """A book, film, course or history about the match's words, or a verb of the user's work, comes earlier in the
+    same clause."""
     clause = text[:start]
     boundaries = list(_CLAUSE_START.finditer(clause))
     clause = clause[boundaries[-1].end() :] if boundaries else clause
-    return bool(_TOPIC.search(clause) or TOPIC.search(clause))
+    return bool(_TOPIC.search(clause) or TOPIC.search(clause) or _AT_WORK.search(clause))
 
 
 def _clause_before(text: str, end: int) -> str:
@@ -553,7 +590,7 @@ def _states_in_a_frame(text: str, pattern: re.Pattern[str]) -> bool:
         clause = _clause_before(text, match.end())
         if _SOMEONE_ELSE.search(clause) or OTHER_PEOPLE.search(clause) or _TOPIC.search(clause) or TOPIC.search(
             clause
-        ):
+        ) or _AT_WORK.search(_clause_before(text, match.start())):
             continue
         return True
     return False

@@ -100,6 +100,12 @@ _MEDICINES = _any(
     r"hemodiálisis", r"metadon\w*", r"méthadone", r"methadon", r"buprenorfin\w*", r"subutex", r"naltrexon\w*",
     r"medicamentos? (?:para|contra) (?:la|el) \w+", r"médicaments? (?:pour|contre) (?:la|le|l['’])\s*\w+",
     r"medikamente gegen \w+", r"farmaci per \w+", r"remédios? para \w+", r"leki na \w+", r"antidepressiva",
+    # devices and aids
+    r"marcapasos", r"herzschrittmacher\w*", r"stimulateur cardiaque", r"pacemaker", r"ostom\w+", r"estom\w+",
+    r"stoma\w*", r"colostom\w+", r"kolostom\w+", r"insulinpumpe", r"bomba de insulina", r"pompe à insuline",
+    r"microinfusore", r"hörgerät\w*", r"implante coclear", r"implant cochléaire", r"cochlea-?implantat\w*",
+    r"impianto cocleare", r"epipen\w*", r"adrenalin-?pen\w*", r"rollstuhl", r"silla de ruedas", r"fauteuil roulant",
+    r"cadeira de rodas", r"sedia a rotelle", r"glukosesensor", r"sensor de glucosa", r"capteur de glycémie",
 )
 _ORIENTATIONS = _any(
     r"gay", r"lesbian\w*", r"lesbisch\w*", r"lesbienne\w*", r"lésbica\w*", r"lesbica\w*", r"lesbijk\w*",
@@ -241,7 +247,9 @@ _HAS = _any(  # "has, suffers from, was diagnosed with, lives with, is treated f
     r"behandeld voor", r"ma", r"mam", r"miał\w*", r"choruje(?: na)?", r"cierpi(?: na)?", r"zdiagnozowano",
     r"leczy się(?: na)?", r"bierze", r"przyjmuje", r"żyje z", r"болеет", r"болен", r"больна", r"страдает",
     r"диагноз\w*", r"диагностировали", r"у (?:него|неё|нее|меня)", r"принимает", r"лечится(?: от)?",
-    r"живёт с", r"живет с", r"перенес\w*",
+    r"живёт с", r"живет с", r"перенес\w*", r"lleva", r"llevo", r"usa", r"utiliza", r"trägt", r"porte",
+    r"utilise", r"utilizza", r"sitzt im", r"en tratamiento (?:por|de|para)", r"em tratamento (?:para|de|contra)",
+    r"en traitement (?:pour|contre)", r"in behandlung wegen", r"in cura per", r"in trattamento per",
 )
 _IS = _any(  # "is, identifies as, came out as, became, converted to"
     r"es", r"soy", r"era", r"se identifica como", r"se considera", r"salió del armario como", r"é", r"sou",
@@ -257,7 +265,7 @@ _ARTICLE = (
     r"(?:(?:un|une|una|uno|um|uma|ein|eine|einer|een|un['’]|muy|très|sehr|molto|muito|bardzo|zeer|überzeugte?r?"
     r"|practicante|pratiquant\w*|praticante|fervente|convencid[oa]|convaincue?|ex-?)\s+){0,2}"
 )
-_FILLER = r"(?:[\w'’-]+\s+){0,3}?(?:\w['’])?"  # "d'un", "una forma de", "leichte": a few words between
+_FILLER = r"(?:[\w'’-]+\s+){0,4}?(?:\w['’])?"  # "d'un", "una forma de", "leichte": a few words between
 
 _MEMBER = _any(  # of a party or a union
     r"milita(?: en)?", r"militante (?:de|del)", r"militant\w* (?:du|de|à|au|chez|d['’])", r"militanza",
@@ -268,7 +276,13 @@ _MEMBER = _any(  # of a party or a union
     r"| pela| no| na| em)?", r"votó(?: a| al| por)?", r"votou(?: no| na| em)?", r"vote(?: pour| pour le| pour la)?",
     r"votait(?: pour)?", r"a voté(?: pour)?", r"wählt", r"wählte", r"stemt(?: op)?", r"stemde(?: op)?",
     r"głosuje(?: na)?", r"głosował\w*(?: na)?", r"голосует(?: за)?", r"oy veriyor", r"hace campaña (?:por|para)",
-    r"fait campagne pour", r"macht wahlkampf für", r"fa campagna per",
+    r"fait campagne pour", r"macht wahlkampf für", r"fa campagna per", r"votante (?:de|del|da|do)",
+    r"elector(?:a)? (?:de|del)", r"électeur\w* (?:de|du|des|d['’])", r"wähler(?:in)? (?:der|von|des)",
+    r"eleitor(?:a)? (?:de|do|da)", r"elettore (?:del|di|della)", r"elettrice (?:del|di|della)",
+    r"simpatizante (?:de|del)",
+    r"sympathisant\w* (?:de|du|des|d['’])", r"anhänger(?:in)? (?:der|von|des)", r"apoia (?:o|a)", r"apoya (?:a|al)",
+    r"soutient (?:le|la|les)", r"unterstützt (?:die|den|das)", r"sostiene (?:il|la)", r"dona (?:a|al|ao|à)",
+    r"spendet (?:an|der|für)",
 )
 
 _NOT_AFTER_LEANING = (  # "Es conservador de museo", "is liberal with the salt": a job or a manner
@@ -344,8 +358,95 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"|iscritto|iscritta|membre|afiliad|afiliado|afiliada)"),
 )
 
+_UNION_WORDS = _any(  # unions of these countries, and the word for a union
+    r"ccoo", r"comisiones obreras", r"ugt", r"cgt", r"cnt", r"ela", r"lab", r"csif", r"uso", r"cig",
+    r"intersindical", r"cfdt", r"fo", r"force ouvrière", r"sud", r"unsa", r"cfe-cgc", r"fsu", r"snes", r"cgil", r"cisl",
+    r"uil", r"fiom", r"ugl", r"cgtp", r"cut", r"força sindical", r"ig metall", r"ver\.?di", r"gew", r"ig bce",
+    r"ig bau", r"evg", r"ngg", r"gdl", r"dgb", r"fnv", r"cnv", r"abvv", r"acv", r"solidarność", r"opzz", r"znp",
+    r"sindicato\w*", r"sindacato\w*", r"syndicat\w*", r"gewerkschaft\w*", r"vakbond\w*", r"związk\w* zawodow\w*",
+)
+_LANGUAGE_MIGRATION = _any(  # procedures of these countries' immigration systems, said of oneself
+    r"arraigo (?:social|laboral|familiar|sociolaboral|socioformativo|para la formación)", r"trámite de (?:arraigo"
+    r"|residencia|nacionalidad|asilo|regularización)", r"tarjeta de residencia", r"residencia (?:temporal"
+    r"|permanente|de larga duración)", r"regularización", r"regularizar (?:su|mi) situación", r"reagrupación familiar",
+    r"protección internacional", r"estatuto de refugiad[oa]", r"orden de expulsión", r"expediente de expulsión",
+    r"geduldet", r"aufenthaltsgenehmigung", r"niederlassungserlaubnis", r"einbürgerung\w*", r"eingebürgert",
+    r"abschiebung\w*", r"abgeschoben", r"termin (?:bei|in) der ausländerbehörde", r"subsidiäre\w* schutz",
+    r"asylbescheid", r"récépissé", r"oqtf", r"régularisation", r"carte de résident", r"ofpra", r"cnda",
+    r"naturalisée?", r"demande de naturalisation", r"manifestação de interesse", r"cartão de residência",
+    r"pedido de (?:nacionalidade|asilo|residência)", r"regularização", r"richiesta di cittadinanza",
+    r"protezione (?:internazionale|sussidiaria|umanitaria|speciale)", r"sanatoria", r"asielaanvraag",
+    r"inburgering\w*", r"verblijfsstatus", r"statushouder",
+)
+_GENE_TESTS = _any(
+    r"gentest\w*", r"genetische\w* (?:test|untersuchung|analyse)", r"prueba genética", r"test genético",
+    r"estudio genético", r"análisis genético", r"teste genético", r"exame genético", r"test génétique",
+    r"test genetico", r"genetische test", r"test genetyczn\w*", r"test (?:de |d['’])?adn", r"teste de dna",
+    r"test del dna", r"dna-test",
+)
+_CARRIER = _any(
+    r"träger(?:in)? (?:von|des|der|eines|einer)", r"portador(?:a)? (?:de|del|da|do)", r"porteu(?:r|se) (?:de|du|d['’])",
+    r"portat(?:ore|rice) (?:di|del|della)", r"draagster van", r"drager van", r"nosiciel\w*",
+)
+_WORSHIP = _any(
+    r"terreiro", r"candombl[eé]", r"umbanda", r"centro espírita", r"culto", r"gottesdienst\w*", r"mesquita",
+    r"moschee", r"mezquita", r"mosquée", r"moschea", r"sinagoga", r"synagoge", r"igreja", r"iglesia", r"église",
+    r"kirche", r"chiesa", r"kerk", r"misa", r"messe", r"messa", r"missa", r"gurdwara", r"santería", r"catequesis",
+    r"catequese", r"catéchisme", r"bibelkreis", r"estudo bíblico", r"estudio bíblico",
+)
+_LANGUAGE_RECOVERY = _any(
+    r"limpi[oa] desde", r"limp[oa] há", r"sin (?:beber|consumir|apostar|jugar) desde", r"sem (?:beber|consumir"
+    r"|apostar) há", r"abstinente desde", r"abstinent\w* depuis", r"sobre depuis", r"nüchtern\w* seit",
+    r"trocken seit", r"abstinent seit", r"proyecto hombre", r"narcóticos anónimos",
+    r"jugadores anónimos", r"anonyme spieler", r"joueurs anonymes", r"giocatori anonimi", r"centre de cure",
+    r"suchtklinik", r"suchtberatung", r"entzugsklinik", r"comunità di recupero", r"comunidade terapêutica",
+    r"comunidad terapéutica",
+)
+_LANGUAGE_ARREARS = _any(
+    r"asnef", r"lista de morosos", r"moros[oa]", r"embargo de (?:la |su |mi )?(?:nómina|sueldo|cuenta)",
+    r"le embargaron", r"me embargaron", r"desahucio", r"pfändung\w*", r"gerichtsvollzieher\w*", r"schufa-?eintrag",
+    r"negative\w* schufa", r"zwangsräumung", r"huissiers?", r"fiché\w* à la banque de france", r"interdit bancaire",
+    r"expulsion locative", r"nome sujo", r"negativad[oa]", r"nome no (?:spc|serasa)", r"sfratto", r"pignoramento",
+)
+_LANGUAGE_PREGNANCY = _any(
+    r"está de \d+ (?:semanas|meses)", r"ecografía de las \d+ semanas", r"test de embarazo positivo",
+    r"espera (?:gemelos|mellizos|un bebé|un hijo|una niña|un niño|su primer)", r"erwartet (?:zwillinge|ein kind"
+    r"|ein baby|ihr erstes|sein erstes)", r"in der \d+\. woche", r"attend (?:des jumeaux|un bébé|un enfant"
+    r"|son premier|sa première)", r"enceinte de", r"à espera de (?:um bebé|um bebê|gémeos|gêmeos)",
+    r"está grávida", r"aspetta (?:un bambino|una bambina|due gemelli|i gemelli)", r"in dolce attesa",
+    r"zwanger", r"w ciąży",
+)
+_LANGUAGE_ASSESSMENT = _any(
+    r"(?:evaluación|valoración|diagnóstico|avaliação|évaluation|bilan|diagnostik|abklärung|valutazione|diagnosi)"
+    r" (?:de|del|da|do|du|d['’]|auf|für|per|di|dell['’])\s*(?:\w+ )?(?:autismo|tdah|autisme|autismus|adhs|adhd"
+    r"|tdai|dislexia|dyslexie|legasthenie|dislessia|demencia|démence|demenz|bipolar\w*|asperger)",
+)
+_FAMILIES: tuple[tuple[str, str, str], ...] = (
+    (TRADE_UNION, rf"\b(?:delegad[oa]|afiliad[oa]|miembro|militante|representante|enlace|delegat[oa]|iscritt[oa]"
+                  rf"|membre|adhérent\w*|délégué\w*|membro|filiad[oa]|sóci[oa]|dirigente|mitglied|vertrauens(?:mann"
+                  rf"|frau)|betriebsrät\w*|lid|członek|członkini|está en|está no|está na|est à la|est au|ist in der"
+                  rf"|ist bei der|ist bei|bin in der|bin bei der)\s+(?:sindical\s+|syndical\w*\s+|sindacale\s+)?"
+                  rf"(?:(?:de|del|da|do|dos|das|en|na|no|a|al|à|ao|della|dello|di|du|de la|der|bei|bei der|in der"
+                  rf"|van|van de|la|el|le|o|il|des)\s+){{0,2}}{_UNION_WORDS}(?!\w)", _UNION_WORDS),
+    (IMMIGRATION, rf"\b{_LANGUAGE_MIGRATION}(?!\w)", _LANGUAGE_MIGRATION),
+    (GENETIC, rf"\b(?:hizo|se hizo|hecho|hice|fez|fiz|feito|a fait|ai fait|ha fatto|hat|habe|hatte|tiene|tem"
+              rf"|resultados? del?|resultado do|résultats? du|ergebnis (?:des|seines|ihres)|risultat[oi] del)\s+"
+              rf"(?:\w+\s+){{0,2}}?{_GENE_TESTS}(?!\w)", _GENE_TESTS),
+    (GENETIC, rf"\b{_CARRIER}\s+(?:\w+\s+){{0,2}}?(?:\w*gen\w*|mutation\w*|mutación|mutação|mutazione|variante"
+              rf"|anlage|mukoviszidose|fibrosis quística|fibrose cística|mucoviscidose|fibrosi cistica|sichelzell\w*"
+              rf"|drepanocit\w*|drépanocytose|thalass\w*|talasemi\w*|hämochromatose|hemocromatosis|hémochromatose"
+              rf"|brca\w*)", _CARRIER),
+    (RELIGION, rf"\b(?:va|vai|geht|gehen|gaat|frequenta|frecuenta|fréquente|besucht|asiste a|assiste à"
+               rf"|participa (?:do|da|de|en)|sigue|segue)\s+(?:\w+\s+){{0,3}}?{_WORSHIP}(?!\w)", _WORSHIP),
+    (RECOVERY, rf"\b{_LANGUAGE_RECOVERY}(?!\w)", _LANGUAGE_RECOVERY),
+    (FINANCES, rf"\b{_LANGUAGE_ARREARS}(?!\w)", _LANGUAGE_ARREARS),
+    (HEALTH, rf"\b{_LANGUAGE_PREGNANCY}(?!\w)", _LANGUAGE_PREGNANCY),
+    (HEALTH, rf"\b{_LANGUAGE_ASSESSMENT}(?!\w)", _LANGUAGE_ASSESSMENT),
+)
+
 LANGUAGE_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
-    (category, re.compile(pattern, re.IGNORECASE), vocabulary) for category, pattern, vocabulary in _PATTERNS
+    (category, re.compile(pattern, re.IGNORECASE), vocabulary)
+    for category, pattern, vocabulary in (*_PATTERNS, *_FAMILIES)
 )
 
 # --- Chinese, Japanese, Korean ------------------------------------------------------------------------------

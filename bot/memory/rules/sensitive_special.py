@@ -36,11 +36,20 @@ _UNIONS = (
     r"|nea|aft|rcn|bma|usdaw|equity|solidarność|fnv|cisl|cgil|afl-cio|sag-aftra|iatse|ibew|ufcw|afscme|cwa|usw"
     r"|unite here|nnu|nalc|apwu|ilwu|atu|twu|uft|cupe|unifor|opseu|psac|cfmeu|meaa|anmf|nut|nuj|bectu|fbu|nipsa"
     r"|siptu|fórsa|inmo|eis|naht|bfawu|musicians' union|ig bce|gew|evg|ngg|uil|fiom|unsa|fsu|cnv|acv|abvv|opzz|znp"
-    r"|dgb|ilo)"
+    r"|dgb|ilo|iww|industrial workers of the world|ucatt|tssa|napo|poa|rcm|prospect|community union|nasuwt|eis"
+    r"|ufw|wga|writers guild|ibt|afge|nteu|opeiu|nabet|aftra|osstf|etfo|bctf|ftq|csn|csq|cosatu"
+    r"|numsa|nehawu|kctu|fktu|rengo|zenroren|actu|amwu|nzno|etu|cgtp|ctm|força sindical|cnt"
+    r"|csif|intersindical|snes|snuipp|cfe-cgc|uilm|filcams|fp cgil|nidil|abvv|acv|aclvb|3f"
+    r"|unionen|ig bau|ig metall|verdi|dbb|gdl|marburger bund|ndsz|fnv|cnv|unia|syna|vpod|ssp|ostfront|ozzip"
+    r"|solidarnosc|nszz|nurses'? union|teachers'? union|dockers'? union|miners'? union|firefighters'? union"
+    r"|bakers'? union|postal union|ctw|change to win)"
 )
 _SUBSTANCE = (
     r"(?:cocaine|heroin|meth|crack|opioids|opiates|painkillers|weed|cannabis|drugs|smoking|cigarettes|vaping|booze"
-    r"|alcohol|drink|drinking|gambling|ketamine|benzos)"
+    r"|alcohol|drink|drinking|gambling|ketamine|benzos|coke|pills|mdma|ecstasy|molly|pot|smack|spice"
+    r"|opium|oxy|oxycontin|oxycodone|fentanyl|xanax|valium|crystal meth|methamphetamine|amphetamines?"
+    r"|the (?:booze|bottle|drink|needle|pipe|pills|slots|horses)|nicotine|tobacco|betting|slots"
+    r"|pokies|porn|ghb|kratom|sleeping pills|codeine|tramadol|uppers|downers)"
 )
 _VERBS_OF_GIVING = (
     r"(?:enrolled|registered|gave|given|provided|submitted|shared|linked|had|took|taken|uploaded|exported|stored)"
@@ -51,12 +60,21 @@ _OFFENCES = (
     r"|stalking|harassment|domestic (?:violence|abuse)|affray|public order|breach of the peace|joyriding"
     r"|handling stolen goods|tax evasion|money laundering|forgery|perjury|gbh|abh|actual bodily harm"
     r"|grievous bodily harm|indecent exposure|sexual assault|rape|trespass|dangerous driving|benefit fraud|car theft"
-    r"|drugs?|cannabis|weed|cocaine|heroin|mugging|a (?:fight|bar fight|brawl))"
+    r"|drugs?|cannabis|weed|cocaine|heroin|mugging|a (?:fight|bar fight|brawl)|supplying|supply|intent to supply"
+    r"|carrying a (?:knife|blade|weapon)|possession of (?:a )?(?:knife|weapon|offensive weapon|firearm)"
+    r"|insider trading|bribery|extortion|blackmail|kidnapping|hacking|identity theft|cybercrime|smuggling"
+    r"|receiving stolen goods|wounding|violent disorder|criminal damage|threatening behaviou?r|drink[- ]driving"
+    r"|speeding|driving (?:while|without) \w+|dealing drugs|selling drugs|growing (?:cannabis|weed)"
+    r"|a (?:robbery|burglary|stabbing|shooting|hit and run|hit-and-run|riot)|rioting|looting|(?:tax|vat|benefit"
+    r"|insurance|mortgage|bank) fraud|evasion)"
 )
 _BIOMETRICS = (
     r"(?:fingerprints|fingerprint template|face scan|facial scan|iris(?: scan)?|retina(?:l)? scan"
     r"|palm[- ]vein(?: scan)?"
-    r"|palm ?print|voiceprint|voice sample|voice id|faceprint|face photo|dna sample|biometrics?|biometric data)"
+    r"|palm ?print|voiceprint|voice ?print|voice sample|voice id|voice biometrics|faceprint|face photo|dna sample"
+    r"|biometrics?|biometric data|(?:fingerprint|face|facial|iris|palm|voice|retina|vein|hand) templates?"
+    r"|templates? of (?:their|his|her|my) (?:fingerprints?|face|iris|irises|palms?|voice|retinas?|veins?)"
+    r"|world id|worldcoin|amazon one)"
 )
 
 _PATTERNS: tuple[tuple[str, str], ...] = (
@@ -244,6 +262,241 @@ _INDIRECT: tuple[tuple[str, str], ...] = (
                r"|club|group|choir|chorus|night|support group|team|league|bar|sauna|network|society|meetup"
                r"|collective|circle)\b"),
 )
+# Families of wordings, each a vocabulary of its own rather than one sentence: what people say of a pregnancy, a
+# device they carry, an assessment they wait for, a custody they served, an immigration procedure of their country,
+# a movement they march with, a union role they hold, a biometric template kept of them.
+_DURATION = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|eighteen|twenty|a few|several)"
+_CUSTODY = (
+    r"(?:prison|jail|gaol|bars|custody|juvie|borstal|(?:an? |the )?(?:young offenders'? (?:institution|institute|unit"
+    r"|centre|center)|yoi|juvenile (?:detention|hall|facility|jail)|youth detention|detention cent(?:re|er)"
+    r"|correctional (?:facility|institution|cent(?:re|er))|penitentiary|federal prison|state prison|county jail"
+    r"|secure (?:unit|training centre))|hmp \w+|the (?:nick|clink|slammer|big house))(?!\s+of\b)"
+)
+_MOVEMENTS = (
+    r"(?:extinction rebellion|xr|just stop oil|insulate britain|black lives matter|blm|antifa|proud boys|momentum"
+    r"|sunrise movement|fridays for future|letzte generation|ende gelände|gilets jaunes|palestine action"
+    r"|palestine solidarity campaign|stop the war(?: coalition)?|cnd|campaign for nuclear disarmament"
+    r"|stand up to racism|britain first|edl|english defence league|patriotic alternative|tea party|turning point"
+    r"|moms for liberty|young (?:conservatives|labour|republicans|democrats|greens|liberals)|jusos|junge union"
+    r"|college (?:republicans|democrats)|occupy|women'?s march|pro-palestine|pro-israel|free palestine"
+    r"|maga|reform uk|dsa|snp|plaid cymru|sinn f[eé]in|ukip|afd|rassemblement national|la france insoumise)"
+)
+_FAMILIES: tuple[tuple[str, str], ...] = (
+    # pregnancy: expecting, weeks along, the scans and tests, the due date
+    (HEALTH, r"\bexpecting (?:a baby|a (?:boy|girl)|twins|triplets|(?:their|her|his|my|our) (?:first|second|third"
+             r"|fourth|\w+ (?:baby|child)))\b|\bpregnant with\b|\b(?:\d+|\w+)[- ]weeks? (?:pregnant|along)\b"
+             r"|\b(?:\d+|twelve|twenty|thirty)[- ]week (?:scan|ultrasound|appointment|check)\b"
+             r"|\b(?:dating|anomaly|nuchal|pregnancy|early pregnancy|baby|growth) scan\b|\bpositive pregnancy test\b"
+             r"|\bpregnancy test (?:came back |was )?positive\b|\bmorning sickness\b|\bhyperemesis\b"
+             r"|\bantenatal (?:class\w*|appointments?|care|clinic|scan)\b|\b(?:their|her|my) (?:due date|baby is due)\b"
+             r"|\bbaby (?:is|was) due\b|\bgave birth\b|\bfroze (?:their|her|my) eggs\b|\begg[- ]freezing\b"
+             r"|\b(?:on|started|starting|taking) (?:maternity|paternity) leave\b|\bmiscarried\b"
+             r"|\b(?:first|second|third) trimester\b|\bembryo transfer\b|\biui\b|\bbirth plan\b"),
+    # devices and aids the user has, carries or wears
+    (HEALTH, r"\b(?:has|have|had|got|with|carr(?:y|ies|ying|ied)|wears?|wearing|uses?|using|needs?|relies on"
+             r"|fitted with|lives with|changes? (?:their|his|her|my))\s+(?:an? |two |three |a spare |their |his |her "
+             r"|my |new |a new |permanent |temporary )?(?:[\w-]+\s+)?(?:epi-?pens?|auto-?injectors?|inhalers?"
+             r"|insulin (?:pens?|pump)|glucose monitor|cgm|libre (?:sensor|patch)|dexcom|stoma(?: bag)?|colostomy"
+             r"(?: bag)?|ileostomy(?: bag)?|urostomy|catheter|pacemaker|defibrillator|icd|hearing (?:aids?|implant)"
+             r"|cochlear implants?|prosthe(?:sis|tic (?:leg|arm|limb|hand|foot|eye))|feeding tube|peg tube"
+             r"|oxygen (?:tank|concentrator|cylinder)|tens machine|cpap(?: machine| mask)?|walking stick|crutches"
+             r"|mobility scooter|wheelchair|rollator|hearing loop|medical alert (?:bracelet|necklace)"
+             r"|medic alert|port[- ]a[- ]cath|picc line|shunt|stent|ostomy|nebuli[sz]er|splint|neck brace"
+             r"|back brace|knee brace|compression stockings)\b"),
+    # assessments, referrals and diagnostic pathways
+    (HEALTH, r"\b(?:waiting list|wait(?:ing)?[- ]list|referr(?:ed|al)|assess(?:ed|ment)|screen(?:ed|ing)"
+             r"|evaluat(?:ed|ion)|tested|test(?:ed)? positive)\s+(?:\w+\s+){0,2}?(?:for|to)\s+(?:an? |the |their "
+             r"|possible |suspected |an? possible )?(?:adult |nhs |private |formal )?(?:autism|asd|adhd|add"
+             r"|dyslexia|dyspraxia|dyscalculia|bipolar|ptsd|ocd|dementia|memory|cancer|hiv|stis?|stds?|chlamydia"
+             r"|diabetes|endometriosis|pcos|epilepsy|ms|sleep apnoea|sleep apnea|narcolepsy|coeliac|celiac|crohn'?s"
+             r"|lupus|long covid|menopause|fertility|infertility|ivf|eating disorders?|anorexia|gender dysphoria"
+             r"|a (?:colonoscopy|biopsy|mammogram|mri|ct scan|lumbar puncture|hip replacement|knee replacement"
+             r"|transplant|hysterectomy)|surgery|an operation|(?:the )?(?:memory|pain|sleep|fertility|gender"
+             r"|sexual health|eating disorder|ivf|menopause|epilepsy|diabetes|cancer|breast|chest|cardiac|heart"
+             r"|neurology|rheumatology|psychiatric|mental health|addiction|drug|alcohol|methadone|colposcopy|gum"
+             r"|hiv|migraine|headache|allergy|fracture) (?:clinic|team|service|unit|specialist|consultant)"
+             r"|(?:a |the )?(?:oncologist|psychiatrist|neurologist|cardiologist|rheumatologist|gastroenterologist"
+             r"|endocrinologist|urologist|gyn(?:a)?ecologist|ha?ematologist|nephrologist|hepatologist|pulmonologist"
+             r"|immunologist|allergist|psychologist|neurosurgeon|camhs|cmht|iapt|crisis team))\b"
+             r"(?!\s+(?:coordinator|administrator|receptionist|manager|nurse|practitioner|team lead))"
+             r"|\b(?:an?|their|his|her|my)\s+(?:autism|asd|adhd|dyslexia|dyspraxia|dementia|cancer|bipolar|ptsd"
+             r"|ocd|memory) (?:assessment|diagnosis|referral|evaluation|screening)\b"
+             r"(?!\s+(?:coordinator|administrator|service|team|clinic|tool|company|business)\b)"
+             r"|\b(?:an?|their|his|her|my) (?:appointment|consultation|check-?up|follow-?up|review|scan)\s+"
+             r"(?:\w+\s+){0,2}?(?:at|with|in)\s+(?:the|a|an|their|his|her|my)\s+(?:\w+\s+)?(?:memory|pain|sleep"
+             r"|fertility|gender|sexual health|eating disorder|ivf|menopause|epilepsy|diabetes|cancer|breast|cardiac"
+             r"|heart|neurology|rheumatology|psychiatric|mental health|addiction|methadone|colposcopy|hiv|migraine"
+             r"|oncology|haematology|hematology|renal|dialysis|maternity|antenatal) (?:clinic|team|unit|ward"
+             r"|service|specialist|consultant)\b"),
+    # operations and procedures after "since", "before", "booked in for"; mental-health crises
+    (HEALTH, r"\b(?:since|before|ahead of|booked in for|booked for|going in for|off work (?:after|for)|signed off"
+             r"(?: work)? (?:after|with|for)|post-?op from|healing from|recuperating from)\s+(?:an? |the |their |his "
+             r"|her |my )?(?:[\w-]+ ){0,2}?(?:surgery|operation|op|bypass|gastric (?:sleeve|band)|transplant"
+             r"|mastectomy|hysterectomy|lumpectomy|chemo(?:therapy)?|radiotherapy|stroke|heart attack|breakdown"
+             r"|diagnosis|miscarriage|c-section|caesarean|replacement|amputation|biopsy|transfusion|overdose"
+             r"|suicide attempt|seizure)\b"
+             r"|\b(?:had|has had|underwent|recovering from|after)\s+(?:an? |the |their |his |her |my )?(?:emergency "
+             r"|keyhole |major |minor |routine )?(?:[\w-]+ )?(?:operation|op) (?:on (?:their|his|her|my) \w+|to"
+             r" (?:remove|repair|fix))\b|\b(?:had|has had|underwent) (?:an? |their )?(?:emergency |keyhole |major "
+             r"|minor )?(?:[\w-]+ )?operation\b"
+             r"|\b(?:was|been|got|being) sectioned\b|\bsectioned under\b|\bsuicide attempt\b|\battempted suicide\b"
+             r"|\btried to (?:kill|end) (?:themselves|themself|himself|herself|myself|their life|his life|her life"
+             r"|my life)\b|\bself-?harm(?:s|ed|ing)?\b(?!\s+(?:charity|awareness|prevention|research|support"
+             r"|service|team|training)\b)|\b(?:psych|psychiatric|mental health) (?:ward|unit|hospital)\b(?<!works)"
+             r"|\b(?:an? |the )?(?:inpatient|day patient|outpatient) (?:at|in) (?:the |a )?(?:\w+ )?(?:psychiatric"
+             r"|mental health|eating disorder|priory)\b|\bthe priory\b|\bon (?:antidepressants|lithium|insulin"
+             r"|chemo|dialysis|oxygen|a waiting list for)\b"),
+    # gender identity: legal gender, markers, binding, pronouns
+    (GENDER_IDENTITY, r"\bgender marker\b|\blegal gender\b|\bgender recognition certificate\b"
+                      r"|\b(?:got|has|have|applied for|applying for|received) (?:an? |their |his |her |my )?grc\b"
+                      r"|\bbinds? (?:their|his|her|my) chest\b|\b(?:wears?|wearing|bought|got) (?:an? )?(?:chest )?"
+                      r"binder\b|\b(?:goes by|uses?|prefers?|asks? for|changed (?:their|his|her|my) pronouns to)\s+"
+                      r"(?:they/them|she/they|he/they|they/she|they/he|xe/\w+|ze/\w+|it/its|any pronouns)\b"
+                      r"|\b(?:is |was )?(?:afab|amab|assigned (?:female|male) at birth)\b"
+                      r"|\bgender[- ]affirming (?:care|surgery|hormones|treatment)\b|\bsocially transitioned\b"
+                      r"|\b(?:came|coming) out as (?:trans|non-?binary|genderqueer|genderfluid|agender|a trans)\b"
+                      r"|\bagender\b|\bdetransition\w*\b|\bchanged (?:their|his|her|my) (?:name and )?gender\b"),
+    # sexual orientation in short forms, queer dating apps and sites, adult content of their own
+    (SEX_LIFE, r"\b(?:came out|coming out|comes out|identif(?:y|ies|ied) as|out as)\s+(?:an? )?(?:pan|ace|aro"
+               r"|demi|demisexual|demiromantic|gr[ae]ysexual|sapphic|polysexual|omnisexual|queer|gay|lesbian|bi"
+               r"|bisexual|pansexual|asexual|aromantic|questioning|homoflexible|heteroflexible)\b"
+               r"|\b(?:is|am|['’]m|are)\s+(?:an? )?(?:demisexual|demiromantic|gr[ae]ysexual|polysexual|omnisexual"
+               r"|homoflexible|heteroflexible|sapphic)\b"
+               r"|\b(?:queer|gay|lesbian|bi|lgbtq?\+?|sapphic|trans)\s+dating (?:apps?|sites?)\b"
+               r"|\bdating apps? (?:for|aimed at) (?:\w+ )?(?:queer|gay|lesbian|bi|lgbtq?\+?|sapphic|trans) \w+"
+               r"|\b(?:on|uses?|using|swip\w+ on|dates? on|profile on|met \w+ on)\s+(?:grindr|hornet|jack'?d|taimi"
+               r"|lex|scruff|romeo|planetromeo|growlr|feeld|her app|chappy)\b"
+               r"|\b(?:has|runs|started|posts (?:on|to)|makes? money (?:on|from)|sells \w+ on|earns? \w+ (?:on|from)"
+               r"|content on|creator on)\s+(?:an? |their |his |her )?(?:onlyfans|fansly|justforfans|chaturbate"
+               r"|manyvids)\b|\b(?:is|works as) an? (?:cam ?girl|cam ?boy|cam model|escort|sugar baby|dominatrix"
+               r"|stripper)\b"),
+    # religion: places and practices of many faiths, scripture read daily
+    (RELIGION, r"\b(?:goes to|going to|attends?|attending|went to|never misses|worships at|member of|belongs to"
+               r"|frequents)\s+(?:\w+\s+){0,2}?(?:terreiro|candombl[eé]|umbanda|santer[ií]a|vodou|voodoo|kingdom hall"
+               r"|meeting house|quaker meeting|ashram|sangha|dharma cent(?:re|er)|mandir|masjid|gurdwara|satsang"
+               r"|zendo|parish|congregation|kirk|chapel|shrine|mass|church|mosque|synagogue|temple|shul"
+               r"|bible study|prayer meeting|prayer group|jummah|friday prayers?|shabbat services?|sunday services?"
+               r"|evensong|vespers|liturgy|novena|rosary|iftar|torah study)\b(?!\s+(?:architecture|tours?|concerts?"
+               r"|café|cafe|car park|fair|sale|quiz)\b)"
+               r"|\b(?:reads?|reading|recites?|reciting|studies|memori[sz]\w+)\s+(?:the\s+|a\s+)?(?:quran|qur'?an"
+               r"|koran|bible|torah|talmud|gita|bhagavad gita|guru granth sahib|scriptures?|psalms?|rosary)\s+"
+               r"(?:\w+\s+)?(?:every|each|daily|nightly|before|at)\b"
+               r"|\bfast(?:s|ing|ed)? (?:in|through) (?:ramadan|lent)\b|\b(?:did|doing|went on|made|performed)\s+"
+               r"(?:the\s+|their\s+|an?\s+)?(?:hajj|umrah)\b|\b(?:takes?|took|receives?) (?:holy )?communion\b"
+               r"|\b(?:lays?|laying|wears?) tefillin\b|\bdavens\b|\b(?:was|got|being) (?:confirmed|baptised|baptized"
+               r"|christened) (?:in|into|at|as)\b|\b(?:is|was) (?:an? )?(?:lay preacher|deacon|church elder|elder at"
+               r"|altar server|lay minister|churchwarden|sunday school teacher)\b"),
+    # politics: movements and acts of support, rallies, campaign merchandise
+    (POLITICS, rf"\b(?:goes to|went to|going to|attends?|attended|joined|joins|marche[sd]|marching|marched with"
+               rf"|protests? with|protested with|campaigns? with|demonstrat\w+ with|blockad\w+ with|member of"
+               rf"|active in|involved (?:in|with)|organi[sz]es (?:for|with)|volunteers? (?:for|with)|donates? to"
+               rf"|donated to|arrested (?:at|during|with)|been to|took part in|takes part in)\s+(?:\w+\s+){{0,3}}?"
+               rf"{_MOVEMENTS}\s*(?:['’]s\s+)?(?:actions?|protests?|marches|march|rall(?:y|ies)|demos?|blockades?"
+               rf"|meetings?|events?|vigils?|conferences?|hustings|branch|group|campaign)?\b"
+               r"|\b(?:has|wears?|wearing|owns?|bought|put up|displays?)\s+(?:an? |their |his |her )?(?:maga|trump"
+               r"|kamala|harris|obama|biden|bernie|labour|tory|reform|lib dem|green party|snp|campaign|party)"
+               r"\s+(?:hat|cap|t-shirt|shirt|badge|pin|yard sign|lawn sign|sticker|bumper sticker|poster|rosette"
+               r"|flag|placard)s?\b"
+               r"|\b(?:went to|goes to|attends?|attended|been to)\s+(?:\w+\s+){0,2}?(?:trump|maga|bernie|sanders"
+               r"|obama|harris|biden|farage|corbyn|reform|labour|tory|party|campaign|election|political)"
+               r"\s+(?:rall(?:y|ies)|conference|hustings|fundraisers?)\b"),
+    # trade unions: roles, dues, ballots
+    (TRADE_UNION, rf"\b(?:branch|chapel|local|regional|district|national|workplace|health and safety|learning"
+                  rf"|equality|union)?\s*(?:secretary|chair|president|treasurer|officer|rep|representative|delegate"
+                  rf"|convenor|steward|organi[sz]er|member)\s+(?:of|for|in|at|with)\s+(?:the\s+|their\s+|a\s+)?"
+                  rf"(?:local\s+)?{_UNIONS}\b"
+                  rf"|\b(?:pays?|paying|paid)\s+(?:\w+\s+){{0,2}}?(?:dues|subs|subscriptions?)\s+(?:to|for)\s+"
+                  rf"(?:the\s+|their\s+)?(?:{_UNIONS}|(?:\w+\s+)?union)\b|\bunion (?:dues|subs)\b"
+                  rf"|\bdues-paying\b|\b(?:strike ballot|balloted for strike|voted (?:yes )?(?:for|in favour of)"
+                  rf" strike action|walked out with (?:the )?{_UNIONS})\b"
+                  rf"|\b(?:ist|bin|sind|war|und|aktiv|engagiert sich|organisiert)\s+(?:\w+\s+){{0,2}}?(?:in der"
+                  rf"|bei der|bei|im|in)\s+{_UNIONS}\b"),
+    # criminal records: custody of any kind, a sentence served, a caution, an arrest
+    (CRIMINAL_RECORD, rf"\b(?:served|did|spent|doing|serving)\s+(?:\w+\s+){{0,3}}?(?:in|behind|at)\s+{_CUSTODY}\b"
+                      rf"|\b(?:went to|released from|got out of|out of|in|sent to|locked up in|time in)\s+{_CUSTODY}"
+                      rf"(?<!\bin bars)(?<!\bof bars)(?<!\bto bars)\b"
+                      rf"|\b(?:did|spent|served|doing|serving|got)\s+{_DURATION}\s+(?:years?|months?|weeks?|stretch)"
+                      rf"\s+(?:inside|suspended|custodial)\b(?:\s+for\b|\s*(?:$|[.,;])|\s+(?:at|in)\s+)"
+                      r"|\b(?:served|serving|given|got|handed|received)\s+(?:an? |their |his |her )?(?:\w+[- ])?"
+                      r"(?:prison|jail|custodial|suspended|community|life) (?:sentence|term)\b"
+                      r"|\b(?:got|given|received|accepted|has|had)\s+(?:an? )?(?:police |formal |conditional "
+                      r"|simple |adult )?caution\b(?!\s+(?:from (?:the|a|their) (?:referee|ref|teacher|boss"
+                      r"|manager|umpire)|for (?:a )?(?:foul|time-?wasting|dissent|diving)))"
+                      r"|\b(?:was|got|been|were|being) (?:arrested|remanded|convicted|prosecuted|sentenced|jailed"
+                      r"|imprisoned|incarcerated|locked up|bailed)\b"
+                      r"|\b(?:pleaded|pled) (?:guilty|not guilty)\b|\bfound guilty\b|\bplea deal\b"
+                      r"|\b(?:stood|went on|on|awaiting) trial\b|\b(?:appeared|appears|appearing|up) (?:at|in|before)"
+                      r" (?:the )?(?:magistrates'?|crown|district|criminal|youth) court\b"
+                      r"|\b(?:was |got )?(?:done|fined|banned|disqualified) (?:\w+ )?for\s+(?:\w+\s+){0,1}?"
+                      rf"{_OFFENCES}\b|\bcommunity payback\b|\bunpaid work order\b|\b(?:on|wears?|wearing) a tag\b"),
+    # immigration: tribunals, hearings and procedures of several countries
+    (IMMIGRATION, r"\b(?:has|had|have|got|with|attending|attends?|before|facing|awaiting|waiting for|won|lost"
+                  r"|appeal\w*|booked|preparing for|passed|failed|took|sat)\s+(?:an? |the |their |his |her |my )?"
+                  r"(?:\w+\s+){0,2}?(?:immigration|asylum|visa|deportation|removal|citizenship|naturali[sz]ation"
+                  r"|residency|green card|uscis|home office|ircc|border force|ice|settlement|spousal sponsorship"
+                  r"|life in the uk)\s+(?:tribunal|hearing|court|appeal|interview|appointment|case|check-?in"
+                  r"|reporting|bail|judge|decision|application|petition|sponsor(?:ship)?|lawyer|solicitor|test"
+                  r"|ceremony|proceedings|biometrics)\b"
+                  r"|\b(?:hearing|appeal|case|interview|appointment|check-?in)\s+(?:\w+\s+){0,2}?(?:at|with|before"
+                  r"|in)\s+(?:the\s+)?(?:first-tier\s+)?(?:immigration|asylum|home office|uscis|ircc|border"
+                  r"|ausländerbehörde|préfecture|extranjería)\b"
+                  r"|\b(?:reports?|reporting|signs? on) (?:to|at) (?:the )?(?:home office|immigration|ice"
+                  r"|reporting cent(?:re|er))\b|\bno recourse to public funds\b|\beu settlement scheme\b"
+                  r"|\b(?:adjustment of status|i-485|i-130|i-765|express entry|pgwp|bridging visa|subclass \d{3}"
+                  r"|removal proceedings|detention cent(?:re|er) for migrants|right to remain|ircc|uscis)\b"
+                  r"|\b(?:has|had|got|their|his|her|my|before) (?:an? |the )?immigration (?:tribunal|bail|detention"
+                  r"|hearing|lawyer|solicitor|interview|status|case|appeal|check-?in)\b"),
+    # recovery: dry/clean for a while, programmes, residential rehab, detox, self-exclusion
+    (RECOVERY, r"(?:^|(?<=\band )|(?<=\bbut )|(?<=\bwho )|(?<=\bthey )|(?<=\bi )|(?<=\bshe )|(?<=\bhe ))"
+               r"(?:has been|have been|had been|['’]s been|been|stayed|staying|is|went|going)\s+(?:completely"
+               r" |totally |stone[- ]cold )?(?:dry|clean|sober|abstinent|teetotal)\s+(?:for|since|off|from|of|now"
+               r"|\d)\b"
+               rf"|\b(?:clean|sober|dry|abstinent)\s+(?:off|from|of)\s+(?:\w+\s+)?{_SUBSTANCE}\b"
+               r"|\bhas(?:n['’]t| not) (?:had a drink|had a drop|drunk|touched (?:a drop|alcohol|booze|drugs"
+               rf"|{_SUBSTANCE})|used|gambled|placed a bet|had a bet|smoked|had a cigarette)\s+(?:\w+\s+){{0,2}}?"
+               r"(?:since|in|for)\b"
+               r"|\b(?:smart recovery|celebrate recovery|refuge recovery|recovery dharma|lifering|gamstop"
+               r"|gamcare|cocaine anonymous|marijuana anonymous|crystal meth anonymous|debtors anonymous)\b"
+               r"|\b(?:goes to|going to|attends?|attending|went to)\s+(?:\w+\s+){0,2}?recovery (?:meetings?|group"
+               r"|caf[eé]|fellowship)\b"
+               r"|\b(?:residential|inpatient|outpatient|\d+[- ]day|drug|alcohol|gambling|addiction) rehab\b"
+               rf"|\brehab (?:for|to get off|after)\s+(?:\w+\s+)?{_SUBSTANCE}\b"
+               r"|\b(?:medical|alcohol|drug|residential|home|opiate) detox\b|\bdetox (?:unit|cent(?:re|er)|clinic"
+               r"|programme|program|ward)\b|\bself-?exclu(?:ded|sion) (?:from|on|with)\b"
+               r"|\b(?:in|is in|been in) recovery (?:from|for)\b"),
+    # genetic data: positive tests for a mutation, hereditary findings, a genome sequenced
+    (GENETIC, r"\b(?:tested|test(?:ed)? came back|screened|came back)\s+positive\s+for\s+(?:the\s+|a\s+)?"
+              r"(?:[\w'-]+\s+){0,3}?(?:gene|mutation|variant|allele|trait)\b"
+              r"|\bpositive (?:\w+ )?test for (?:the |a )?(?:[\w'-]+\s+){0,3}?(?:gene|mutation|variant|allele"
+              r"|trait)\b|\bhereditary\s+(?:[\w'-]+\s+){0,2}?(?:mutation|gene|variant)\b"
+              r"|\b(?:had|got|has had) (?:their|his|her|my) (?:whole )?genome sequenced\b|\bpolygenic risk\b"
+              r"|\b(?:saw|seeing|sees|referred to|appointment with) (?:a |the |their )?genetic counsel+or\b"
+              r"|\bcarrier status\b|\b(?:is|was|['’]s) (?:a )?(?:genetic )?carrier (?:of|for)\b"),
+    # biometric data: templates and enrolments kept of the user
+    (BIOMETRIC, rf"\b(?:keeps?|kept|holds?|held|stores?|stored|has|have|saved|captured|collected|took|takes"
+                rf"|records?|recorded|created|scanned|enrol+(?:s|ed)? in|signed up (?:for|to)|registered (?:for|with))"
+                rf"\s+(?:an? |the |their |his |her |my )?{_BIOMETRICS}\s+(?:of|from|for)\s+(?:them|him|her|me"
+                rf"|their|his|my)\b"
+                r"|\b(?:scanned|registered|enrolled|gave|submitted)\s+(?:their|his|her|my)\s+(?:iris(?:es)?|eyes?"
+                r"|retinas?|palms?|face|fingerprints?|voice|veins?)\s+(?:at|with|for|to|on|into|in)\b"
+                r"(?![^.]{0,30}\b(?:unlock|phone|laptop|tablet|face id|touch id)\b)"
+                r"|\b(?:got|has|have|verified|signed up for|created)\s+(?:an? |their )?(?:world id|worldcoin)\b"
+                r"|\b(?:enrolled in|signed up for|uses?|has)\s+(?:clear|global entry|amazon one|palm pay\w*)\b"
+                r"(?<!uses clear)(?<!use clear)(?<!has clear)"
+                r"|\bstores? (?:an? )?(?:template|scan|copy|image) of (?:their|his|her|my) (?:fingerprints?|face"
+                r"|iris|irises|palms?|voice|retinas?|veins?)\b"),
+    # finances: court judgments, bailiffs, arrears, debt plans
+    (FINANCES, r"\b(?:got|has|have|had|with|received)\s+(?:an? |two |three )?(?:ccj|county court judg(?:e)?ment"
+               r"|debt relief order|dro|default notice|default on (?:their|his|her|my) credit file|iva"
+               r"|debt management plan|dmp|payday loan)s?\b"
+               r"|\bbailiffs?\b(?!['’]s|\s+(?:company|firm|work|assistant|officer|services?))"
+               r"|\b(?:behind|in arrears) (?:on|with)\s+(?:\w+\s+){0,2}?(?:council tax|rent|mortgage|bills|car"
+               r"|energy|gas|electric|water|loan|credit card|child support|student loan|payments?|utilities)\b"
+               r"|\b(?:rent|council tax|mortgage) arrears\b|\bowes? (?:hmrc|the irs|the taxman|the bank|their"
+               r" landlord|money to|thousands|a fortune)\b|\bwages? (?:garnish\w+|attached)\b|\bgarnished\b"
+               r"|\bstepchange\b|\bloan shark\b|\b(?:remortgaged|sold (?:their|his|her|my) \w+) to pay (?:off )?"
+               r"(?:debts?|the bills|creditors)\b|\bin (?:the )?red (?:every|each|by|most)\b"),
+)
 # The model's own mark for these categories, however it words it (`sensitive.marked_category`).
 SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("recovery", "addiction recovery", "recovery and addiction", "substance use", "sobriety"),
@@ -259,5 +512,5 @@ SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("biometric", "biometrics", "biometric data"), BIOMETRIC),
 }
 SPECIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(pattern, re.IGNORECASE)) for category, pattern in (*_PATTERNS, *_INDIRECT)
+    (category, re.compile(pattern, re.IGNORECASE)) for category, pattern in (*_PATTERNS, *_INDIRECT, *_FAMILIES)
 )
