@@ -196,10 +196,17 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "Is the branch secretary of the local book club",
         "Arbeitet bei der IG Metall als Pressesprecherin",
         "Got a caution from the referee for time-wasting",
+        "My sister runs a ceramics studio and I help her glaze pots on Sundays",  # an acronym only in capitals
+        "I help her add up the bills every month",
     ],
 )
 def test_look_alikes_stay_ordinary(text: str) -> None:
     assert categories_in(text) == frozenset()
+
+
+@pytest.mark.parametrize("text", ["Has POTS and gets dizzy standing up", "Was diagnosed with EDS", "Has ADD"])
+def test_acronyms_that_are_words_count_in_capitals(text: str) -> None:
+    assert categories_in(text) == {HEALTH}
 
 
 def test_the_models_mark_names_the_new_categories() -> None:

@@ -98,8 +98,9 @@ def _any(*words: str) -> str:
 
 _CONDITION = _any(
     r"diabetes", r"cancer", r"leuka?emia", r"lymphoma", r"tumou?rs?", r"depression", r"depressive episodes?",
-    r"anxiety(?: disorder)?", r"panic (?:attacks?|disorder)", r"adhd", r"add", r"autism", r"asperger'?s",
-    r"bipolar(?: disorder)?", r"schizophrenia", r"ptsd", r"c-ptsd", r"ocd", r"hiv", r"aids", r"hepatitis \w", r"asthma",
+    r"anxiety(?: disorder)?", r"panic (?:attacks?|disorder)", r"adhd", r"(?-i:ADD)", r"autism", r"asperger'?s",
+    r"bipolar(?: disorder)?", r"schizophrenia", r"ptsd", r"c-ptsd", r"ocd", r"hiv", r"(?-i:AIDS)", r"hepatitis \w",
+    r"asthma",
     r"epilepsy", r"seizures", r"migraines?", r"crohn'?s(?: disease)?", r"colitis", r"ibs",
     r"celiac(?: disease)?", r"coeliac(?: disease)?",
     r"arthritis", r"lupus", r"multiple sclerosis", r"fibromyalgia", r"endometriosis", r"pcos", r"eating disorders?",
@@ -118,7 +119,7 @@ _CONDITION = _any(
     r"anaemia", r"anemia", r"osteoporosis", r"gout", r"gerd", r"acid reflux", r"gallstones", r"kidney stones",
     r"glaucoma", r"cataracts", r"macular degeneration", r"hearing loss", r"vertigo", r"meniere'?s(?: disease)?",
     r"narcolepsy", r"restless legs(?: syndrome)?", r"sciatica", r"a hernia", r"a (?:slipped|herniated|bulging) disc",
-    r"chronic fatigue syndrome", r"pots", r"ehlers-danlos(?: syndrome)?", r"eds", r"hypermobility",
+    r"chronic fatigue syndrome", r"(?-i:POTS)", r"ehlers-danlos(?: syndrome)?", r"(?-i:EDS)", r"hypermobility",
     r"marfan(?: syndrome)?", r"cerebral palsy", r"spina bifida", r"muscular dystrophy", r"als",
     r"motor neu?rone disease", r"huntington'?s(?: disease)?", r"down'?s? syndrome", r"tourette'?s(?: syndrome)?",
     r"a stutter", r"a stammer", r"bpd", r"borderline personality disorder", r"(?:a )?personality disorder",
@@ -393,7 +394,9 @@ def _required_groups(pattern: str) -> list[str]:
 
 def _needed_words(pattern: str) -> set[str]:
     """Word prefixes one of which every match of a vocabulary fragment contains ("tumou?rs?" -> "tumo"); "" when
-    no literal word is certain (the category then always runs)."""
+    no literal word is certain (the category then always runs). An acronym written in capitals only
+    ("(?-i:POTS)") needs its word like any other."""
+    pattern = re.sub(r"\(\?-i:([\w'’ -]*)\)", lambda match: match.group(1).lower(), pattern)
     if pattern.startswith("(?:") and _closing(pattern) == len(pattern) - 1:
         pattern = pattern[3:-1]
     branches = _top_level(pattern)
