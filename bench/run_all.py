@@ -47,6 +47,7 @@ BENCHMARKS = (
     "credential_gate",
     "sensitive_gate",
     "gate_corpora",
+    "gate_classifier",
     "recall_state",
     "place_cap",
     "update_suite",
