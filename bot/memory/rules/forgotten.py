@@ -1,8 +1,9 @@
 """Taking back, in the data: what a forgotten or corrected fact takes with it, and what keeps it from coming back.
 
 Pure functions over memory documents, used by the forgets, the corrections and the write gate:
-- `words_of(text)`: a text's distinctive words (case folded, accents off Latin letters, lightly stemmed, common
-  words left out; a token of letters and digits joined by hyphens stays whole): what a fact taken back is.
+- `words_of(text)`: a text's distinctive words (case folded, accents off Latin letters, lightly stemmed, the
+  common words of English and five more languages left out; a token of letters and digits joined by hyphens stays
+  whole; Chinese, Japanese and Korean cut into words by `bot.memory.rules.cjk_words`): what a fact taken back is.
 - `carried(text)`: what a text carries of such words, so the scrub, its check and the fingerprints agree on what
   "carries the fact" means: each of its words with the words of its family (a place and its adjective, "Galicia"
   and "Galician", "Japan" and "Japanese"; a trade and its noun, "astronomy" and "astronomer"; "blown" and "blow"),
@@ -225,7 +226,7 @@ def carried(text: str) -> Carried:
         singles |= _family(word, stem)
     # neighbours joined, common words included: "makes shoes" is "shoemaker", "keeps bees" is "beekeeper"
     joinable = [(word, _stem(word)) for word in _tokens(text, parts=True)
-                if word.isalpha() and len(word) >= _MIN_PART]
+                if word.isalpha() and len(word) >= _MIN_PART and not has_cjk(word)]
     for (first, first_stem), (second, second_stem) in itertools.pairwise(joinable):
         for left, right in itertools.product(_roots(first, first_stem), _roots(second, second_stem)):
             singles |= {left + right, right + left, _stem(left + right), _stem(right + left)}
