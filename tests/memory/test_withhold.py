@@ -222,6 +222,15 @@ def test_a_password_given_in_the_message_after_its_name_is_cut_reading_the_turns
     assert redacted_together([], [value], USER)[0] is value  # alone, the message holds no secret
 
 
+def test_a_value_found_in_the_history_a_reply_was_written_from_is_cut_from_the_reply_and_the_users_words() -> None:
+    history = ["my router password is Marigold-Kettle-58", "and the guest one is the same"]
+    asked = Turn("user", USER, "alice", "was it Marigold-Kettle-58?", NOW, "t1")
+    reply = Turn("assistant", 999, "bot", "Yes: Marigold-Kettle-58, from your earlier message.", NOW, "t2")
+    said, quoted = redacted_together([], [asked, reply], USER, shown=history)
+    assert said.text == "was it [password removed]?" and "Marigold" not in quoted.text
+    assert redacted_together([], [reply], USER)[0] is reply  # without the history nothing names it
+
+
 def test_a_lone_password_like_word_is_written_down_cut_because_its_name_may_come_next() -> None:
     value = Turn("user", USER, "alice", "Kingfisher#31", NOW, "t1")
     reply = Turn("assistant", 999, "bot", "Kingfisher#31? what's that?", NOW, "t2")

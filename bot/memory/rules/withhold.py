@@ -196,18 +196,26 @@ def redacted_together(
     found = dict(zip((id(turn) for turn in own), batch_findings(texts), strict=True))
     values = {turn.text[f.start : f.end]: f.kind for turn in own for f in found[id(turn)]}
     earlier = list(shown)
-    for text, findings in zip(earlier, batch_findings(earlier) if earlier else [], strict=True):
-        values |= {text[f.start : f.end]: f.kind for f in findings}
+    quoted = {
+        text[f.start : f.end]: f.kind
+        for text, findings in zip(earlier, batch_findings(earlier) if earlier else [], strict=True)
+        for f in findings
+    }
     result: list[Turn] = []
     for turn in turns:
-        if id(turn) in found:
-            text = cut(turn.text, found[id(turn)])
+        if id(turn) in found:  # the user's own words: what they give is cut where it stands, what was quoted too
+            text = _without(cut(turn.text, found[id(turn)]), quoted)
         else:
-            text = redact(turn.text)
-            for value in sorted(values, key=len, reverse=True):
-                text = text.replace(value, f"[{values[value]} removed]")
+            text = _without(redact(turn.text), values | quoted)
         result.append(turn if text == turn.text else dataclasses.replace(turn, text=text))
     return result
+
+
+def _without(text: str, values: dict[str, str]) -> str:
+    """`text` with each of these values replaced by its marker, the longest first."""
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, f"[{values[value]} removed]")
+    return text
 
 
 def for_the_queue(turns: Sequence[Turn], user_id: int) -> list[Turn]:
