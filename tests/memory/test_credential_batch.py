@@ -168,6 +168,8 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str]
         ["my pin got blocked", "going to the bank at 14:30"],
         ["new wifi router", "it's a Fritz!Box 7590"],
         ["I like token-10", "I like token-15", "I like token-20"],
+        ["remember secret-222222222222222222-1 please", "remember secret-222222222222222222-2 please"],
+        ["the password-protected zip is on the drive", "it's now Budget2024"],
         ["mi código postal nuevo", "es 28014"],
     ],
 )

@@ -30,7 +30,7 @@ from bot.memory.rules.findings import PASSWORD, Finding, merged
 
 FOLLOWING = 2  # how many later messages may carry the value a message names
 
-_NAME = re.compile(
+_NAME = re.compile(  # not a name when it opens a compound: "password-protected", "secret-santa"
     r"(?:\b(?:(?:wi-?fi|wlan|router|admin|master|email|e-mail|account|login|steam|netflix|bank|vault|laptop|phone)"
     r"[\s-]?)?(?:passwords?|passwd|pwd|pw|pass(?:code|phrase)?|passwort|kennwort|contraseña|contrasena|senha"
     r"|wachtwoord|mot de passe|mdp|password|clave)\b"
@@ -40,7 +40,7 @@ _NAME = re.compile(
     r"|\b(?:(?:door|gate|alarm|garage|safe|lock|locker|entry|security|access|building|office|unlock|login|verification"
     r"|sms|2fa|one-time|confirmation|auth|bank)[\s-])?codes?\b|\bcode (?:de|für|del|da|per)\b"
     r"|(?:密码|密碼|口令|パスワード|暗証番号|비밀번호)"
-    rf"|(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES}|{CODE_NAMES})(?![\w-]))",
+    rf"|(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES}|{CODE_NAMES})(?![\w-]))(?!-\w)",
     re.IGNORECASE,
 )
 _DIGIT_NAME = re.compile(

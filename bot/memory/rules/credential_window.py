@@ -35,9 +35,11 @@ from bot.memory.rules.credential_names import (
 from bot.memory.rules.findings import API_KEY, PASSWORD, Finding
 
 _LETTER = r"A-Za-z0-9_À-ɏЀ-ӿ"
-_NAME = re.compile(  # a name may end a compound: "WLAN-Passwort", "wifi-password"
+# A name may end a compound ("WLAN-Passwort", "wifi-password") but not open one: "secret-santa", "token-based",
+# "password-protected" and a tag like "secret-4471-2" name no credential.
+_NAME = re.compile(
     rf"(?<![{_LETTER}])(?:(?P<password>{PASSWORD_NAMES})|(?P<code>{CODE_NAMES})|(?P<login>{LOGIN_NAMES})"
-    rf"|(?P<bare>{BARE_CODE_NAMES})|(?P<key>{KEY_NAMES}))(?![{_LETTER}])",
+    rf"|(?P<bare>{BARE_CODE_NAMES})|(?P<key>{KEY_NAMES}))(?![{_LETTER}]|-[{_LETTER}])",
     re.IGNORECASE,
 )
 _WINDOW_CHARS = 90

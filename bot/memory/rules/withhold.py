@@ -212,9 +212,13 @@ def redacted_together(
 
 
 def _without(text: str, values: dict[str, str]) -> str:
-    """`text` with each of these values replaced by its marker, the longest first."""
+    """`text` with each of these values replaced by its marker, the longest first, where it stands whole: a value
+    is not cut out of a longer word ("tag-4" stays in "tag-46")."""
     for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, f"[{values[value]} removed]")
+        before = r"(?<!\w)" if value[:1].isalnum() else ""
+        after = r"(?!\w)" if value[-1:].isalnum() else ""
+        marker = f"[{values[value]} removed]"  # kinds are plain words: nothing a template would expand
+        text = re.sub(before + re.escape(value) + after, marker, text)
     return text
 
 
@@ -233,8 +237,6 @@ def for_the_queue(turns: Sequence[Turn], user_id: int) -> list[Turn]:
         return list(turns)
     result: list[Turn] = []
     for turn in turns:
-        text = turn.text
-        for value in sorted(values, key=len, reverse=True):
-            text = text.replace(value, f"[{values[value]} removed]")
+        text = _without(turn.text, values)
         result.append(turn if text == turn.text else dataclasses.replace(turn, text=text))
     return result
