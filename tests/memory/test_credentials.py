@@ -110,6 +110,8 @@ def test_a_private_key_block_is_found_whole() -> None:
         "The pass for the museum photo gallery is valid all year",
         "Uses a password manager to log in",
         "The verification code expires in 10 minutes",
+        "Saved the report as Q3-forecast-2024-final.xlsx",  # words and small numbers joined: a name, not a key
+        "Works on the branch feature/JIRA-4411-fix-login-bug",
     ],
 )
 def test_facts_that_only_look_technical_are_kept(text: str) -> None:

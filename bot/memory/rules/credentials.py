@@ -4,7 +4,8 @@ Pure functions of a string (no I/O, no model), so the same decision holds for fa
 - keys and tokens by the shapes their issuers give them (`sk-`, `ghp_`/`github_pat_`, `xox?-`, `AKIA`, Discord bot
   tokens and webhooks, JWTs, Stripe, Google, Slack, GitLab, npm, Hugging Face, Telegram, SendGrid, private key
   blocks, passwords in URLs), values given for a key-like name (`API_KEY=...`, "the client secret is ..."), and
-  long random-looking strings (upper and lower case and digits, mixed the way random text mixes them);
+  long random-looking strings (upper and lower case and digits, mixed the way random text mixes them, but not
+  words and small numbers joined by separators, like a file or branch name "Q3-forecast-2024-final");
 - passwords, PINs, door codes, recovery phrases and backup codes given as such, but not talk about them
   (`bot.memory.rules.credential_words`), and any value of the right shape a few words from a credential's name in
   any of many languages (`bot.memory.rules.credential_window`);
@@ -189,7 +190,7 @@ def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
     for match in _RANDOM_CANDIDATE.finditer(text):
         if _PUBLIC_ID_BEFORE.search(text, max(0, match.start() - 24), match.start()):
             continue  # "playlist 37i9dQZF1DX...", "ssh-ed25519 AAAAC3...": public identifiers
-        if looks_random(match.group(0)) and not _inside(match.start(), urls):
+        if looks_random(match.group(0)) and not _wordy(match.group(0)) and not _inside(match.start(), urls):
             found.append(Finding(API_KEY, *match.span()))
     return found
 
