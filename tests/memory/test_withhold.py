@@ -231,11 +231,11 @@ def test_a_value_found_in_the_history_a_reply_was_written_from_is_cut_from_the_r
     assert redacted_together([], [reply], USER)[0] is reply  # without the history nothing names it
 
 
-def test_a_value_found_elsewhere_is_cut_where_it_stands_whole_never_out_of_a_longer_word() -> None:
+def test_a_value_found_elsewhere_is_cut_but_never_out_of_a_longer_number_or_word() -> None:
     history = ["my router password is Marigold-58"]
-    asked = Turn("user", USER, "alice", "is it Marigold-58 or Marigold-589?", NOW, "t1")
+    asked = Turn("user", USER, "alice", "is it Marigold-58 or Marigold-589, or Marigold-58s?", NOW, "t1")
     [said] = redacted_together([], [asked], USER, shown=history)
-    assert said.text == "is it [password removed] or Marigold-589?"
+    assert said.text == "is it [password removed] or Marigold-589, or [password removed]s?"
     value = Turn("user", USER, "alice", "Kingfisher#31", NOW, "t2")
     reply = Turn("assistant", 999, "bot", "Kingfisher#31, or Kingfisher#310?", NOW, "t3")
     assert for_the_queue([value, reply], USER)[1].text == "[password removed], or Kingfisher#310?"
