@@ -146,6 +146,13 @@ def test_random_looking_means_mixed_like_random_text() -> None:
     assert not looks_random("Ab3")  # too short
 
 
+def test_words_joined_with_small_numbers_are_a_name_but_random_groups_are_a_key() -> None:
+    assert find_credentials("Saved the report as Q3-forecast-2024-final.xlsx") == []
+    for key in ("AbC1-dEf2-GhI3-jKl4-MnO5", "kT9-Qz4-Wm2-Rp7-Xb3-Lc8-Hd1"):  # letters mixing cases at random
+        text = f"licence {key} for the app"
+        assert [text[f.start : f.end] for f in find_credentials(text)] == [key]
+
+
 def test_redact_keeps_the_words_and_names_what_was_removed() -> None:
     text = f"my card is {VISA} and my password is hunter2, thanks!"
     assert redact(text) == "my card is [card number removed] and my password is [password removed], thanks!"

@@ -126,12 +126,13 @@ def looks_random(token: str) -> bool:
 
 
 def _wordy(core: str) -> bool:
-    """Words and small numbers joined by separators: "room-214-blue", "settings.api_key", "v2.14.3-arm64"."""
+    """Words and small numbers joined by separators: "room-214-blue", "settings.api_key", "v2.14.3-arm64"; a part
+    whose letters mix cases at random ("dEf2") is no word."""
     parts = [part for part in re.split(r"[-_./:]+", core) if part]
     return len(parts) >= 2 and all(
         (part.isalpha() and (part.islower() or part.istitle() or part.isupper()) and len(part) <= 12)
         or (part.isdigit() and len(part) <= 4)
-        or re.fullmatch(r"v?\d+|[a-z]+\d{1,3}|\d{1,3}[a-z]+", part, re.IGNORECASE)
+        or re.fullmatch(r"[vV]?\d+|(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)\d{1,3}|\d{1,3}(?:[a-z]+|[A-Z]+)", part)
         for part in parts
     )
 
