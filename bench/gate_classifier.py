@@ -32,6 +32,7 @@ from sklearn.pipeline import make_pipeline, make_union
 
 from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, Table, exit_code, header, make_long_facts, parser
 from bench.gate_corpora import base_gates, corpus_dir, ours
+from bench.selection_quality import load_locomo
 
 SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -42,18 +43,8 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def chat_turns(folder: Path) -> list[list[str]]:
-    """Each LoCoMo-10 conversation's turns, in file order (none when the folder holds no conversations)."""
-    conversations = []
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        turns: list[str] = []
-        session = 1
-        while f"session_{session}" in data:
-            turns += [str(turn["text"]) for turn in data[f"session_{session}"] if turn.get("text")]
-            session += 1
-        conversations.append(turns)
-    return conversations
+def _has_conversations(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.glob("*.json"))
 
 
 def reader(texts: Sequence[str], labels: Sequence[bool]) -> Any:
@@ -79,7 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         train += load(folder / "sensitive.jsonl")
     test = [item for item in load(SETS / "sensitive_unseen.jsonl") if item["category"] != "ethnicity"]
     everyday = [str(getattr(fact, "content", fact)) for fact in make_long_facts(60 if args.smoke else 1000)]
-    conversations = chat_turns(args.locomo) if args.locomo.is_dir() else []
+    conversations: list[list[str]] = []
+    if _has_conversations(args.locomo):  # each conversation's turns, as the selection benchmarks read them
+        conversations = [[str(fact.content) for fact in conversation.facts]
+                         for conversation in load_locomo(args.locomo, captions=False)[0]]
     if args.smoke:
         train, test, conversations = train[::3], test[::3], [turns[:40] for turns in conversations]
     half = len(conversations) // 2

@@ -211,19 +211,17 @@ def redacted_together(
     return result
 
 
-_RUN_BEFORE = {"digit": r"(?<!\d)", "letter": r"(?<![^\W\d_])"}
-_RUN_AFTER = {"digit": r"(?!\d)", "letter": r"(?![^\W\d_])"}
-
-
-def _kind(char: str) -> str:
-    return "digit" if char.isdigit() else "letter" if char.isalpha() else "other"
+def _not_in_run(char: str, *, ahead: bool) -> str:
+    """A lookaround that no digit (after a digit `char`) or letter (after a letter) stands beside; else nothing."""
+    run = r"\d" if char.isdigit() else r"[^\W\d_]" if char.isalpha() else ""
+    return "" if not run else rf"(?!{run})" if ahead else rf"(?<!{run})"
 
 
 def _without(text: str, values: dict[str, str]) -> str:
     """`text` with each of these values replaced by its marker, the longest first, but not out of a longer run of
     digits or letters ("tag-4" stays in "tag-46"); glued to another kind of character it is cut ("hunter2s")."""
     for value in sorted(values, key=len, reverse=True):
-        before, after = _RUN_BEFORE.get(_kind(value[:1]), ""), _RUN_AFTER.get(_kind(value[-1:]), "")
+        before, after = _not_in_run(value[:1], ahead=False), _not_in_run(value[-1:], ahead=True)
         marker = f"[{values[value]} removed]"  # kinds are plain words: nothing a template would expand
         text = re.sub(before + re.escape(value) + after, marker, text)
     return text
