@@ -8,15 +8,20 @@ PostgreSQL, in the clear and encrypted, with a model that writes down whatever i
   even while its message waits to be learned, and a lone word that names nothing is still learned;
 - a reply that quotes a secret from the channel's history (said while the bot was away) is learned without it;
 - a sensitive detail inside a longer fact ("Works night shifts as a nurse in Dublin while pregnant") is not stored
-  unless the user asked, and is when they do.
+  unless the user asked, and is when they do; so is a sensitive fact in words no pattern names, which only the
+  trained reader finds ("Got a hardship fund grant to pay rent").
 
 Every stored byte and row is read; encrypted, what `/memory export` gives too."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
+from bot.memory.rules.sensitive import pattern_categories
 from tests.cogs.conftest import ALICE_ID, MakeHarness
 from tests.cogs.test_guarantees import SEED, hostile_bot
 from tests.cogs.test_guarantees import memory_of as raw_memory_of
@@ -160,29 +165,52 @@ async def test_a_reply_quoting_a_secret_from_the_history_is_never_written_down(
     assert OLD_SECRET not in await everything(h)
 
 
-# --- a sensitive detail inside a longer fact ---------------------------------------------------------------------
-
-COMPOUND_SAID = "I work night shifts as a nurse in Dublin, and I'm pregnant."
-COMPOUND_FACT = "Works night shifts as a nurse in Dublin while pregnant"
-ASKED_SAID = "Please remember that I'm pregnant, I work night shifts as a nurse in Dublin."
+# --- sensitive data the model did not mark: a detail inside a longer fact, and words no pattern names --------------
 
 
-def compound_story(text: str, name: str) -> list[str]:
-    return [COMPOUND_FACT] if "pregnant" in text else []
+@dataclass(frozen=True)
+class Told:
+    """What Alice says, the fact the model writes from it, how she asks to keep it, and the word that must not be
+    stored until she does; `patterns_miss`: only the trained reader beside the patterns finds it."""
+
+    said: str
+    fact: str
+    asked: str
+    word: str
+    patterns_miss: bool
 
 
-async def test_a_sensitive_detail_inside_a_longer_fact_is_stored_only_when_asked(
-    storage: dict[str, Any], make_harness: MakeHarness
+TOLD = {
+    "a detail inside a longer fact": Told(
+        "I work night shifts as a nurse in Dublin, and I'm pregnant.",
+        "Works night shifts as a nurse in Dublin while pregnant",
+        "Please remember that I'm pregnant, I work night shifts as a nurse in Dublin.", "pregnant", False),
+    "words no pattern names": Told(
+        "they approved my hardship fund application so I can pay rent", "Got a hardship fund grant to pay rent",
+        "Please remember that they approved my hardship fund application so I can pay rent.", "hardship", True),
+}
+
+
+@pytest.mark.parametrize("told", TOLD.values(), ids=TOLD.keys())
+async def test_sensitive_data_is_stored_only_when_asked(
+    told: Told, storage: dict[str, Any], make_harness: MakeHarness
 ) -> None:
-    model = HostileModel(SEED, facts_of=compound_story, remove_chance=0, restate_chance=0)
+    """In the fact and in the summaries that quote what the user said; with no pattern for the words, the trained
+    reader finds them (no debt, benefit or figure in "hardship fund")."""
+    assert (pattern_categories(told.fact) == frozenset()) == told.patterns_miss
+
+    def story(text: str, name: str) -> list[str]:
+        return [told.fact] if told.word in text else []
+
+    model = HostileModel(SEED, facts_of=story, remove_chance=0, restate_chance=0)
     h, scene, clock = await hostile_bot(make_harness, storage, model)
-    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, COMPOUND_SAID))
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, told.said))
     await h.settle()
-    assert "pregnant" in json.dumps(h.llm.extraction_requests)  # the model was told, and wrote it down
+    assert told.word in json.dumps(h.llm.extraction_requests)  # the model was told, and wrote it down
     assert model.stats["summaries_rewritten"] > 0
-    assert "pregnant" not in (await everything(h)).lower()  # no fact, summary, earlier value or pending turn
+    assert told.word not in (await everything(h)).lower()  # no fact, summary, earlier value or pending turn
 
     clock.advance(minutes=2)
-    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, ASKED_SAID))
+    await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, told.asked))
     await h.settle()
-    assert COMPOUND_FACT in await facts_of_alice(h)  # asked for: kept
+    assert told.fact in await facts_of_alice(h)  # asked for: kept

@@ -7,6 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from bot.memory.models import Fact, MemoryFile, iso
+from bot.memory.rules.sensitive import categories_in
 
 _OPENERS = (
     "Works as a {job} at a {org} in {place}, where they mostly {task}",
@@ -65,7 +66,9 @@ def _fill(template: str, rng: random.Random) -> str:
 
 
 def long_fact_texts(count: int, seed: int = 1, *, low: int = 150, high: int = 300) -> list[str]:
-    """`count` distinct fact sentences of `low`-`high` characters, seeded."""
+    """`count` distinct fact sentences of `low`-`high` characters, seeded; ordinary ones: the few that the sensitive
+    backstop's trained reader takes for sensitive ("...they sleep badly when deadlines at work pile up") are skipped,
+    as the tests that use them measure load, not the backstop."""
     rng = random.Random(seed)
     texts: list[str] = []
     seen: set[str] = set()
@@ -78,7 +81,7 @@ def long_fact_texts(count: int, seed: int = 1, *, low: int = 150, high: int = 30
                 break
             text = longer
         text += "."
-        if low <= len(text) <= high and text not in seen:
+        if low <= len(text) <= high and text not in seen and not categories_in(text):
             seen.add(text)
             texts.append(text)
     return texts

@@ -21,6 +21,7 @@ from bot.memory.rules.sensitive import (
     _scan,
     categories_in,
     marked_category,
+    pattern_categories,
 )
 from bot.memory.rules.sensitive_special import (
     BIOMETRIC,
@@ -200,8 +201,10 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "I help her add up the bills every month",
     ],
 )
-def test_look_alikes_stay_ordinary(text: str) -> None:
-    assert categories_in(text) == frozenset()
+def test_the_patterns_leave_look_alikes_alone(text: str) -> None:
+    """The patterns only; the trained reader beside them takes a few look-alikes ("Joined the credit union at work",
+    "Es conservador de museo en Madrid"): its rate is measured on labelled sets (`python -m bench.gate_corpora`)."""
+    assert pattern_categories(text) == frozenset()
 
 
 @pytest.mark.parametrize("text", ["Has POTS and gets dizzy standing up", "Was diagnosed with EDS", "Has ADD"])
@@ -229,7 +232,7 @@ def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
     path = Path(__file__).resolve().parents[2] / "bench" / "corpora" / "gates" / "sensitive_heldout.jsonl"
     texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     assert len(texts) > 100
-    assert [categories_in(text) for text in texts] == [_scan(text, triggers=False) for text in texts]
+    assert [pattern_categories(text) for text in texts] == [_scan(text, triggers=False) for text in texts]
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from bot.memory.rules.sensitive_languages import (
     OTHER_PEOPLE,
     TOPIC,
 )
+from bot.memory.rules.sensitive_reader import reads_as_sensitive
 from bot.memory.rules.sensitive_special import (
     FINANCES,
     HEALTH,
@@ -555,8 +556,17 @@ def _in_a_name(text: str, start: int, end: int) -> bool:
 
 @lru_cache(maxsize=8192)
 def categories_in(text: str) -> frozenset[str]:
-    """Every sensitive category `text` states about the user (health, sex life, religion, politics, finances). A
-    backstop: it looks for statements about the user, not for the topics' words."""
+    """Every sensitive category `text` states about the user (health, sex life, religion, politics, finances, ...).
+    A backstop: the patterns look for statements about the user, not for the topics' words; what they miss and the
+    trained reader (`sensitive_reader`) takes for sensitive counts as `SENSITIVE_UNSPECIFIED`."""
+    found = pattern_categories(text)
+    if not found and reads_as_sensitive(text):
+        return frozenset((SENSITIVE_UNSPECIFIED,))
+    return found
+
+
+def pattern_categories(text: str) -> frozenset[str]:
+    """The categories the patterns alone find in `text` (the backstop without its trained reader)."""
     return _scan(text, triggers=True)
 
 

@@ -99,8 +99,10 @@ class Requests:
         """May `text`, which states `category`, be kept?"""
         words = _words(text)
         for request in self.asked:
-            requested = categories_in(request)
-            if requested:  # "remember that I have diabetes": that batch's health facts
+            # a category the patterns name: "remember that I have diabetes" keeps that batch's health facts; a request
+            # only the trained reader finds ("remember I got a hardship fund grant") keeps what shares its words
+            requested = categories_in(request) - {SENSITIVE_UNSPECIFIED}
+            if requested:
                 if category in requested or category == SENSITIVE_UNSPECIFIED:
                     return True
             elif words & _words(request):  # "remember I'm seeing Dr. Patel": what shares its words
