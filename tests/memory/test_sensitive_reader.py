@@ -119,3 +119,10 @@ def test_what_it_learns_from_is_labelled_and_never_the_sealed_sets() -> None:
     assert all(isinstance(item["text"], str) and item["text"].strip() for item in items)
     assert not [item for item in items if str(item["id"]).startswith("ks")]
     assert sum(item["label"] == "sensitive" for item in items) > 1000
+
+
+def test_any_text_gets_a_probability_even_a_huge_one() -> None:
+    """Facts, summary sentences and requests of any size: the logistic never overflows."""
+    reader = sensitive_reader._reader()
+    for text in ("", " ", "x" * 200_000, "diabetes " * 20_000, "zzzz " * 20_000):
+        assert 0.0 <= reader.probability(text) <= 1.0

@@ -32,6 +32,7 @@ FEATURES = (("chars", "char_wb", (3, 5)), ("words", "word", (1, 2)))
 _lock = threading.Lock()
 _loaded: SensitiveReader | None = None
 
+
 def _vectorizer(kind: str, ngram_range: tuple[int, int]) -> TfidfVectorizer:
     """An unfitted vectorizer of one feature set: fitting it trains, its `build_analyzer()` reads a text. N-grams
     seen in at least two texts only: one-off n-grams are mostly names and typos, and half the vocabulary."""
@@ -143,7 +144,9 @@ class SensitiveReader:
                     norm += value * value
             if norm:
                 score += dot / math.sqrt(norm)
-        return 1.0 / (1.0 + math.exp(-score))
+        if score >= 0:  # the logistic, in the form that cannot overflow either way
+            return 1.0 / (1.0 + math.exp(-score))
+        return math.exp(score) / (1.0 + math.exp(score))
 
 
 def _reader() -> SensitiveReader:
