@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         learnt = learnt[::3]
         tests = {name: items[::3] for name, items in tests.items()}
         ordinary = {name: texts[::20] for name, texts in ordinary.items()}
-    reader = SensitiveReader.of(train([item["text"] for item in learnt], [item["label"] == "sensitive" for item in learnt]))
+    texts, labels = [item["text"] for item in learnt], [item["label"] == "sensitive" for item in learnt]
+    reader = SensitiveReader.of(train(texts, labels))
     rules, rules_name = base_gates(args.rules), f"patterns at {args.rules}"
     if rules is None:  # no git history here: today's patterns, which were tuned on the unseen set
         rules, rules_name = ours(), "today's patterns (tuned on these sets)"
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         negatives = "look-alikes"
         if not lookalike.any():  # LoCoMo's observations have none: every ordinary one counts
             lookalike, negatives = ~sensitive, "ordinary items"
-        by_rules = np.array([bool(rules.categories(item["text"])) for item in items])
+        by_rules = np.array([bool(rules.patterns(item["text"])) for item in items])
         score = np.array([reader.probability(item["text"]) for item in items])
         table = Table(f"{name}: sensitive items missed (of {sensitive.sum()}) and {negatives} flagged (of "
                       f"{lookalike.sum()}); the reader learnt from {len(learnt)} items of the other sets")
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     flagged = Table("ordinary text flagged: by the patterns, and by the patterns or the reader")
     for name, texts in ordinary.items():
-        by_rules = np.array([bool(rules.categories(text)) for text in texts])
+        by_rules = np.array([bool(rules.patterns(text)) for text in texts])
         score = np.array([reader.probability(text) for text in texts])
         flagged.add(f"{name} ({len(texts)}): {rules_name}", str(int(by_rules.sum())))
         for threshold in THRESHOLDS:
