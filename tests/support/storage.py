@@ -38,7 +38,19 @@ def _parse(text: str) -> tuple[bool, Any]:
 
 
 def stored_files(data_dir: Path) -> list[Stored]:
-    """Every file under `data_dir`: JSON as one record, JSON lines as one record per line, anything else raw."""
+    """Every file under `data_dir`: JSON as one record, JSON lines as one record per line, anything else raw.
+
+    The bot may be writing meanwhile: a temporary file listed here can be renamed over its target before it is read
+    (an atomic write finishing), and that target may not have been listed. The walk then starts again, so a file
+    never goes unread because another one vanished."""
+    while True:
+        try:
+            return _stored_files_once(data_dir)
+        except FileNotFoundError:
+            continue
+
+
+def _stored_files_once(data_dir: Path) -> list[Stored]:
     records: list[Stored] = []
     for path in sorted(p for p in data_dir.rglob("*") if p.is_file()):
         relative = path.relative_to(data_dir)
