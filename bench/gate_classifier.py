@@ -28,9 +28,9 @@ import numpy as np
 
 from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, Table, exit_code, header, make_long_facts, parser
 from bench.gate_corpora import base_gates, corpus_dir, ours
-from bench.reader_training import UNSEEN, load, training_items, training_paths
+from bench.reader_training import UNSEEN, load, trained, training_items, training_paths
 from bench.selection_quality import load_locomo
-from bot.memory.rules.sensitive_reader import THRESHOLD, SensitiveReader, train
+from bot.memory.rules.sensitive_reader import THRESHOLD, SensitiveReader
 
 THRESHOLDS = (0.6, 0.7, 0.8, 0.85, 0.9)
 SENSITIVE_MISSES, SENSITIVE_FLAGS = 0.10, 0.03
@@ -78,8 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         learnt = learnt[::3]
         tests = {name: items[::3] for name, items in tests.items()}
         ordinary = {name: texts[::20] for name, texts in ordinary.items()}
-    texts, labels = [item["text"] for item in learnt], [item["label"] == "sensitive" for item in learnt]
-    reader = SensitiveReader.of(train(texts, labels))
+    reader = SensitiveReader.of(trained(learnt))
     rules, rules_name = base_gates(args.rules), f"patterns at {args.rules}"
     if rules is None:  # no git history here: today's patterns, which were tuned on the unseen set
         rules, rules_name = ours(), "today's patterns (tuned on these sets)"

@@ -26,7 +26,6 @@ ordinary one with one.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 import subprocess
@@ -40,7 +39,7 @@ from typing import Any
 
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser, ratio
 from bench.labelled import micros_per_text, share
-from bench.reader_training import training_items
+from bench.reader_training import load, training_items
 from bot.memory.rules import credential_batch, credentials, sensitive
 
 SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
@@ -102,10 +101,6 @@ def base_gates(rev: str) -> Gates | None:
         sens.categories_in, getattr(batch, "journaled", lambda text: text),
         getattr(sens, "pattern_categories", sens.categories_in),
     )
-
-
-def load(path: Path) -> list[Item]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def arrived(gates: Gates, messages: list[str]) -> tuple[list[str], list[str]]:
