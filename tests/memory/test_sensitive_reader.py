@@ -98,7 +98,7 @@ def test_threads_asking_at_once_share_one_reader() -> None:
 
     def ask() -> None:
         start.wait()
-        found.append(sensitive_reader._reader())
+        found.append(sensitive_reader._READER.get())
 
     threads = [threading.Thread(target=ask) for _ in range(4)]
     for thread in threads:
@@ -123,6 +123,6 @@ def test_what_it_learns_from_is_labelled_and_never_the_sealed_sets() -> None:
 
 def test_any_text_gets_a_probability_even_a_huge_one() -> None:
     """Facts, summary sentences and requests of any size: the logistic never overflows."""
-    reader = sensitive_reader._reader()
+    reader = sensitive_reader._READER.get()
     for text in ("", " ", "x" * 200_000, "diabetes " * 20_000, "zzzz " * 20_000):
         assert 0.0 <= reader.probability(text) <= 1.0

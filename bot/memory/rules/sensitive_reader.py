@@ -11,10 +11,7 @@ name one when they can; what only the reader finds is unspecified.
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
-import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,13 +21,13 @@ from pathlib import Path
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from bot.memory.rules.weights_file import Loaded, dumps_rows, read_rows
+
 WEIGHTS = Path(__file__).with_name("sensitive_reader.tsv.gz")
 THRESHOLD = 0.85
 REGULARISATION = 4.0  # LogisticRegression's C: lower is smoother; chosen with THRESHOLD
 # (name, sklearn analyzer, n-gram range): the two feature sets, each tf-idf weighted and l2-normalised on its own
 FEATURES = (("chars", "char_wb", (3, 5)), ("words", "word", (1, 2)))
-_lock = threading.Lock()
-_loaded: SensitiveReader | None = None
 
 
 def _vectorizer(kind: str, ngram_range: tuple[int, int]) -> TfidfVectorizer:
@@ -50,14 +47,9 @@ class Weights:
     grams: tuple[dict[str, tuple[int, float]], ...]
 
     def dumps(self) -> bytes:
-        lines = [f"reader\t{self.bias!r}\t{self.documents}"]
-        for (name, _, _), part in zip(FEATURES, self.grams, strict=True):
-            for gram in sorted(part):
-                if "\t" in gram or "\n" in gram:  # the analyzers split on whitespace: never happens
-                    raise ValueError(f"an n-gram of {name} holds a tab or a newline")
-                df, weight = part[gram]
-                lines.append(f"{name}\t{gram}\t{df}\t{weight!r}")
-        return gzip.compress(("\n".join(lines) + "\n").encode("utf-8"), mtime=0)
+        rows = ((name, gram, str(part[gram][0]), repr(part[gram][1]))
+                for (name, _, _), part in zip(FEATURES, self.grams, strict=True) for gram in sorted(part))
+        return dumps_rows(("reader", repr(self.bias), str(self.documents)), rows)
 
     @classmethod
     def loads(cls, data: bytes) -> Weights:
@@ -75,18 +67,11 @@ class Weights:
 
 def read_weights(data: bytes) -> tuple[float, int, Iterator[tuple[int, str, int, float]]]:
     """The bias, the number of texts learnt from, and the rows (feature set's index, n-gram, document frequency,
-    weight) of a weights file, the rows read one line at a time: the reader builds its arrays from them without a
-    second copy of the file in memory."""
-    lines = io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(data)), encoding="utf-8")
-    _, bias, documents = lines.readline().rstrip("\n").split("\t")
+    weight) of a weights file, the rows read one line at a time (`weights_file`)."""
+    header, lines = read_rows(data)
     position = {name: index for index, (name, _, _) in enumerate(FEATURES)}
-
-    def rows() -> Iterator[tuple[int, str, int, float]]:
-        for line in lines:
-            name, gram, df, weight = line.rstrip("\n").split("\t")
-            yield position[name], gram, int(df), float(weight)
-
-    return float(bias), int(documents), rows()
+    rows = ((position[name], gram, int(df), float(weight)) for name, gram, df, weight in lines)
+    return float(header[1]), int(header[2]), rows
 
 
 def train(texts: Sequence[str], sensitive: Sequence[bool]) -> Weights:
@@ -149,20 +134,14 @@ class SensitiveReader:
         return math.exp(score) / (1.0 + math.exp(score))
 
 
-def _reader() -> SensitiveReader:
-    global _loaded
-    if _loaded is None:
-        with _lock:  # threads asking at once load it once
-            if _loaded is None:
-                _loaded = SensitiveReader(*read_weights(WEIGHTS.read_bytes()))
-    return _loaded
-
-
 def warm() -> None:
     """Load the weights now, so that the first fact the engine checks does not wait for them."""
-    _reader()
+    _READER.get()
 
 
 def reads_as_sensitive(text: str) -> bool:
     """Whether the reader takes `text` for sensitive data about the user (no category: the patterns name those)."""
-    return _reader().probability(text) >= THRESHOLD
+    return _READER.get().probability(text) >= THRESHOLD
+
+
+_READER = Loaded(WEIGHTS, lambda data: SensitiveReader(*read_weights(data)))
