@@ -229,7 +229,8 @@ class World:
             self.rng.shuffle(self.room_cycle)
         return self.room_cycle.pop()
 
-    def message(self, room: str, uid: int | None = None, words: str = "") -> tuple[Any, Said]:
+    def message(self, room: str, uid: int | None = None, words: str = "", tag: str = "{words} {token}"
+                ) -> tuple[Any, Said]:
         channel, where = self.rooms[room]
         if where.kind == "dm":
             uid = where.id
@@ -237,7 +238,7 @@ class World:
             uid = self.rng.choice(list(NAMES))
         self.counter += 1
         token = f"tok-{LETTERS[uid]}-{self.counter}-q"
-        text = f"{words} {token}" if words else f"remember {token} please"
+        text = tag.format(words=words, token=token) if words else f"remember {token} please"
         if where.kind == "dm":
             message = self.h.discord.message(channel, self.users[uid], text)
         else:
@@ -246,8 +247,8 @@ class World:
         self.said[token] = said
         return message, said
 
-    async def say(self, room: str, uid: int | None = None, words: str = "") -> Said:
-        message, said = self.message(room, uid, words)
+    async def say(self, room: str, uid: int | None = None, words: str = "", tag: str = "{words} {token}") -> Said:
+        message, said = self.message(room, uid, words, tag)
         said.at = time.monotonic()
         await dispatch(self.h.bot, "message", message)
         return said
@@ -257,7 +258,8 @@ class World:
         one quiet period (a deployment's debounce sees them together; the test's is shorter, so it is lengthened
         for the two). Neither message holds it alone; the model repeats what it is shown, and the reply repeats
         the value: it must reach no stored byte, no extraction and no memory block. Said by a user with no partial
-        forget behind them, so the forget rules above judge the rounds alone."""
+        forget behind them, so the forget rules above judge the rounds alone. Each message's token is set apart in
+        brackets: a random-looking word right after a password's name is read as the password, and cut."""
         partial = {f.user for f in self.forgets if f.kind != "all"}
         uid = rng.choice([u for u in NAMES if u not in partial] or list(NAMES))
         secret = f"Walrus{rng.randint(100, 999)}{rng.choice('xyz')}!"
@@ -266,8 +268,9 @@ class World:
         quiet, longest = debouncer.quiet_seconds, debouncer.max_wait_seconds
         debouncer.quiet_seconds, debouncer.max_wait_seconds = 30.0, 60.0
         try:
-            await self.say(f"dm:{NAMES[uid]}", uid, "I changed my wifi password again")
-            await self.say(f"dm:{NAMES[uid]}", uid, f"it's now {secret} lol")
+            apart = "{words} (message {token})"
+            await self.say(f"dm:{NAMES[uid]}", uid, "I changed my wifi password again", apart)
+            await self.say(f"dm:{NAMES[uid]}", uid, f"it's now {secret} lol", apart)
         finally:
             debouncer.quiet_seconds, debouncer.max_wait_seconds = quiet, longest
         await self.h.memory.ops.flush(10)
@@ -666,8 +669,9 @@ class Checker:
                 )
 
     def check_secrets(self) -> None:
-        """A password split over two messages is in no extraction, no chat prompt's memory and no stored record."""
-        for secret in self.w.secrets:
+        """A password split over two messages is in no extraction, no chat prompt's memory and no stored record, nor
+        is its body without the closing "!" (a cut that stopped short of the punctuation is found as well)."""
+        for secret in (value.rstrip("!") for value in self.w.secrets):
             for _, body in self.extractions:
                 if secret in json.dumps(body, ensure_ascii=False):
                     self.add("split secret: shown to the extraction model", secret)

@@ -213,6 +213,10 @@ def redacted_together(
     return result
 
 
+_EDGE_PUNCTUATION = "!?.,;:'\"`*~()[]{}<>"
+_SHORTEST_BODY = 4  # a shorter body ("abc" of "abc!") is too likely an ordinary word to cut from every turn
+
+
 def _not_in_run(char: str, *, ahead: bool) -> str:
     """A lookaround that no digit (after a digit `char`) or letter (after a letter) stands beside; else nothing."""
     run = r"\d" if char.isdigit() else r"[^\W\d_]" if char.isalpha() else ""
@@ -221,7 +225,11 @@ def _not_in_run(char: str, *, ahead: bool) -> str:
 
 def _without(text: str, values: dict[str, str]) -> str:
     """`text` with each of these values replaced by its marker, the longest first, but not out of a longer run of
-    digits or letters ("tag-4" stays in "tag-46"); glued to another kind of character it is cut ("hunter2s")."""
+    digits or letters ("tag-4" stays in "tag-46"); glued to another kind of character it is cut ("hunter2s"). A
+    value's body without the punctuation at its ends is cut too: a model that repeats "Walrus741y!" may drop the
+    "!"."""
+    bodies = {value.strip(_EDGE_PUNCTUATION): kind for value, kind in values.items()}
+    values = {**{body: kind for body, kind in bodies.items() if len(body) >= _SHORTEST_BODY}, **values}
     for value in sorted(values, key=len, reverse=True):
         before, after = _not_in_run(value[:1], ahead=False), _not_in_run(value[-1:], ahead=True)
         marker = f"[{values[value]} removed]"  # kinds are plain words: nothing a template would expand
