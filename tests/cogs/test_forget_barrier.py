@@ -21,7 +21,7 @@ from tests.support.engine import parts
 from tests.support.llm_server import Gate, extraction, held
 from tests.support.storage import everything_stored
 
-FORGOTTEN = "beagle-nimbus-4471"
+FORGOTTEN = "Nimbus the beagle from Wexford"  # a phrase no credential reader mistakes for a password
 ALICE = make_user(ALICE_ID, "Alice")
 
 

@@ -80,7 +80,8 @@ class World:
     def text(self, uid: int) -> tuple[str, str]:
         self.counter += 1
         token = f"secret-{uid}-{self.counter}"
-        return token, f"my {self.rng.choice(WORDS)} code is {token}, please keep it in mind"
+        # a nickname, not a code: a code given as such is a credential, and the gate cuts it
+        return token, f"my {self.rng.choice(WORDS)} nickname is {token}, please keep it in mind"
 
     def next_message(self) -> Any:
         d, rng = self.h.discord, self.rng

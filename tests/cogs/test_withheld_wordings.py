@@ -2,8 +2,9 @@
 PostgreSQL, in the clear and encrypted, with a model that writes down whatever it knows (`tests.support.hostile`):
 
 - a password, passphrase or key in one text, as models word it ("Their Wi-Fi password is now sunflower42",
-  "password is: ...", "is still ...", "— ...", a passphrase that starts with a common word) is never stored, in a
-  fact or a summary, while ordinary talk about keys and password managers is;
+  "password is: ...", "is still ...", "— ...", a passphrase that starts with a common word, and wordings only the
+  trained reader reads: "Their router admin page still uses admin / Marzipan77") is never stored, in a fact or a
+  summary, while ordinary talk about keys and password managers is;
 - a value given before its name ("Kingfisher#31" … "thats my new email password") is never written down, not
   even while its message waits to be learned, and a lone word that names nothing is still learned;
 - a reply that quotes a secret from the channel's history (said while the bot was away) is learned without it;
@@ -59,8 +60,12 @@ WORDINGS = {
     "steam password — lanternfish2020": "Steam password — lanternfish2020",
     "my vault passphrase is the yellow canoe drifts at midnight":
         "Their master passphrase is the yellow canoe drifts at midnight",
+    # Facts no pattern reads as holding a password; the trained reader does (the messages are cut on arrival).
+    "hulu sign in is jo.m@posteo.de and Pineapple#2024": "User's Hulu sign-in: jo.m@posteo.de with Pineapple#2024",
+    "the router admin page is still admin / Marzipan77": "Their router admin page still uses admin / Marzipan77",
 }
-SECRETS = ("sunflower42", "Tr0ub4dor&3", "plum-Harbor-73", "lanternfish2020", "yellow canoe drifts")
+SECRETS = ("sunflower42", "Tr0ub4dor&3", "plum-Harbor-73", "lanternfish2020", "yellow canoe drifts", "Pineapple#2024",
+           "Marzipan77")
 TECHNICAL = {
     "the API key rotation at work runs nightly": "The API key rotation at work runs nightly",
     "I keep everything in password managers like Bitwarden": "Keeps passwords in password managers like Bitwarden",

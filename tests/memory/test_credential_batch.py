@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.memory.rules import credentials
 from bot.memory.rules.credential_batch import batch_findings, held_back, journaled, redact_batch
 from bot.memory.rules.credentials import find_credentials, redact
 
@@ -145,13 +146,19 @@ def test_talk_about_passwords_is_kept(text: str) -> None:
         (["4-4-1-9", "thats the gate code"], "4-4-1-9"),
     ],
 )
-def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str], secret: str) -> None:
-    assert all(find_credentials(text) == [] for text in messages if secret in text)  # alone, each one passes
-    redacted = redact_batch(messages)
-    assert not any(secret in text for text in redacted)
+def test_a_secret_split_over_messages_is_cut_where_it_stands(
+    messages: list[str], secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The patterns find none of these values in its message alone, only in the batch; the trained reader finds
+    some of them alone too. Either way the value is cut where it stands and the other messages are untouched."""
     holder = next(i for i, text in enumerate(messages) if secret in text)
-    assert "removed]" in redacted[holder]
-    assert all(redacted[i] == messages[i] for i in range(len(messages)) if i != holder)
+    with monkeypatch.context() as patterns_only:
+        patterns_only.setattr(credentials, "credentials_read", lambda text: [])
+        assert find_credentials(messages[holder]) == []  # alone, the patterns let it pass
+        cut_by_patterns = redact_batch(messages)
+    for redacted in (cut_by_patterns, redact_batch(messages)):
+        assert secret not in redacted[holder] and "removed]" in redacted[holder]
+        assert all(redacted[i] == messages[i] for i in range(len(messages)) if i != holder)
 
 
 @pytest.mark.parametrize(
@@ -169,7 +176,6 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(messages: list[str]
         ["new wifi router", "it's a Fritz!Box 7590"],
         ["I like token-10", "I like token-15", "I like token-20"],
         ["remember secret-222222222222222222-1 please", "remember secret-222222222222222222-2 please"],
-        ["the password-protected zip is on the drive", "it's now Budget2024"],
         ["mi código postal nuevo", "es 28014"],
     ],
 )
@@ -178,18 +184,32 @@ def test_messages_that_only_talk_about_a_secret_are_kept(messages: list[str]) ->
     assert batch_findings(messages) == [[] for _ in messages]
 
 
+def test_a_value_where_a_password_would_be_is_cut_by_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"the password-protected zip is on the drive" … "it's now Budget2024": nothing names Budget2024 a password,
+    and the patterns keep it; the trained reader cuts it, a password-shaped value said where a password would be.
+    Losing the word costs less than storing a password."""
+    messages = ["the password-protected zip is on the drive", "it's now Budget2024"]
+    assert redact_batch(messages) == [messages[0], "it's now [password removed]"]
+    monkeypatch.setattr(credentials, "credentials_read", lambda text: [])
+    assert redact_batch(messages) == messages
+
+
 def test_one_message_is_read_as_it_is_alone() -> None:
     text = "Their Wi-Fi password is now sunflower42"
     assert batch_findings([text]) == [find_credentials(text)]
     assert redact_batch([]) == []
 
 
-def test_a_value_before_its_name_is_held_back_from_what_is_written_down() -> None:
+def test_a_value_before_its_name_is_held_back_from_what_is_written_down(monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = "q7Mz!4rPw2", "^ that's the new admin password for the panel"
     assert redact_batch([first, second]) == ["[password removed]", second]  # the batch read whole finds it
     assert redact_batch([first]) == [first]  # on arrival nothing names it yet
     assert journaled(first) == "[password removed]"  # so what is written down holds it back
-    assert held_back("Magnolia-Tide-5 lol") and journaled("Magnolia-Tide-5 lol") == "[password removed] lol"
+    lone = "Magnolia-Tide-5 lol"  # cut on arrival (the trained reader) or held back from what is written down
+    assert "[password removed] lol" in (redact(lone), journaled(lone))
+    with monkeypatch.context() as patterns_only:  # where no reader cuts it, what is written down holds it back
+        patterns_only.setattr(credentials, "credentials_read", lambda text: [])
+        assert held_back("Magnolia-Tide-5 lol") and journaled("Magnolia-Tide-5 lol") == "[password removed] lol"
     for text in ("ok see you at 5", "YES", "lol", "v2.14.3", "I use Bitwarden", "[password removed]"):
         assert held_back(text) == [] and journaled(text) == text
 

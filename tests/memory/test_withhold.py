@@ -15,6 +15,7 @@ from bot.memory.models import Fact, MemoryFile, Place, Turn
 from bot.memory.phrases import Phrase
 from bot.memory.pipeline.answer import ExtractionResult
 from bot.memory.pipeline.apply import apply_extraction
+from bot.memory.rules import credentials
 from bot.memory.rules.sensitive import (
     FINANCES,
     HEALTH,
@@ -231,7 +232,12 @@ def test_a_value_found_in_the_history_a_reply_was_written_from_is_cut_from_the_r
     assert redacted_together([], [reply], USER)[0] is reply  # without the history nothing names it
 
 
-def test_a_value_found_elsewhere_is_cut_but_never_out_of_a_longer_number_or_word() -> None:
+def test_a_value_found_elsewhere_is_cut_but_never_out_of_a_longer_number_or_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The trained reader takes a guess of the same shape ("Marigold-589") for a password of its own: here only what
+    # the history holds is looked for.
+    monkeypatch.setattr(credentials, "credentials_read", lambda text: [])
     history = ["my router password is Marigold-58"]
     asked = Turn("user", USER, "alice", "is it Marigold-58 or Marigold-589, or Marigold-58s?", NOW, "t1")
     [said] = redacted_together([], [asked], USER, shown=history)

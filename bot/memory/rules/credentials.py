@@ -27,6 +27,7 @@ import unicodedata
 from collections import Counter
 
 from bot.memory.rules.checksums import PUBLIC_TEST_CARDS, card_range_valid, iban_valid, luhn_valid
+from bot.memory.rules.credential_reader import credentials_read
 from bot.memory.rules.credential_window import near_names
 from bot.memory.rules.credential_words import passwords
 from bot.memory.rules.findings import API_KEY, CARD, IBAN, PASSWORD, PRIVATE_KEY, TOKEN, Finding, merged
@@ -210,7 +211,35 @@ def _normalised(text: str) -> str:
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
     near = [f for f in near_names(text) if not _inside(f.start, urls)]
-    return merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
+    patterns = merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
+    read = [f for f in credentials_read(text) if not _inside(f.start, urls)]
+    return _read_after_cuts(text, merged(patterns + read), urls)  # a pattern's kind wins on the same span
+
+
+def _read_after_cuts(text: str, found: list[Finding], urls: list[tuple[int, int]]) -> list[Finding]:
+    """`found` and what the trained reader finds in the text once `found` is cut: a cut word is a marker
+    ("[password removed]") beside its neighbours, which may then read as a value too; read until nothing more is
+    found, so that a redacted text holds nothing the finder would cut again. Each round cuts at least one more word
+    and markers are never read, so it ends."""
+    while found:
+        redacted = cut(text, found)
+        # where each uncut piece starts in the cut text and in `text`
+        starts: list[tuple[int, int]] = []
+        length = position = 0
+        for finding in found:
+            starts.append((length, position))
+            length += finding.start - position + len(f"[{finding.kind} removed]")
+            position = finding.end
+        starts.append((length, position))
+        more = []
+        for f in credentials_read(redacted):
+            shift = next(original - cut_at for cut_at, original in reversed(starts) if cut_at <= f.start)
+            if not _inside(f.start + shift, urls):
+                more.append(Finding(f.kind, f.start + shift, f.end + shift))
+        if not more:
+            return found
+        found = merged(found + more)
+    return found
 
 
 def find_credentials(text: str) -> list[Finding]:
@@ -220,9 +249,9 @@ def find_credentials(text: str) -> list[Finding]:
     covering all of it (its spans cannot be mapped back character by character)."""
     found = _find(text)
     clean = _normalised(text)
-    if clean != text and not found:
+    if clean != text:
         hidden = _find(clean)
-        if hidden:
+        if hidden and [f.kind for f in hidden] != [f.kind for f in found]:  # what the hiding changed
             return [Finding(hidden[0].kind, 0, len(text))]
     return found
 
