@@ -48,6 +48,7 @@ BENCHMARKS = (
     "sensitive_gate",
     "gate_corpora",
     "gate_classifier",
+    "credential_classifier",
     "recall_state",
     "place_cap",
     "update_suite",

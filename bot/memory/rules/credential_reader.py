@@ -31,8 +31,8 @@ WEIGHTS = Path(__file__).with_name("credential_reader.tsv.gz")
 THRESHOLD = 0.9
 REGULARISATION = 2.0  # LogisticRegression's C: lower is smoother; chosen with THRESHOLD
 MIN_COUNT = 2  # a feature seen on fewer candidate words is not learnt: mostly one writer's values and names
-# Features whose weight is smaller than this are not shipped: two thirds of them, a third of the memory, and no
-# probability of a training text moves by more than 0.01 (a test holds it)
+# Features whose weight is smaller than this are not shipped: most of them, and most of the memory they would take;
+# a probability moves by less than this (a test holds it)
 PRUNED_BELOW = 0.01
 _LONG = 20  # a value this long is a key or a token rather than a password
 _BEFORE, _AFTER = 28, 16  # characters of context read as 3-grams on each side
