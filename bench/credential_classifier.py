@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import DEFAULT_LOCOMO, Table, exit_code, header, make_long_facts, p50, parser, ratio, time_interleaved
-from bench.gate_classifier import observations
-from bench.gate_corpora import Gates, arrived, base_gates, corpus_dir, ours
+from bench.common import DEFAULT_LOCOMO, Table, exit_code, header, p50, parser, ratio, time_interleaved
+from bench.gate_classifier import observations, ordinary_texts, rules_beside, smoke_sized
+from bench.gate_corpora import Gates, arrived, corpus_dir
 from bench.reader_training import CREDENTIAL_UNSEEN, credential_items, credential_paths, credential_trained, load
-from bench.selection_quality import load_locomo
 from bot.memory.rules import credentials
 from bot.memory.rules.credential_reader import THRESHOLD, CredentialReader
 from bot.memory.rules.credentials import cut
@@ -74,20 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = corpus_dir(args.corpus)
     if folder is not None and (folder / "credentials.jsonl").is_file():
         tests["independent corpus"] = load(folder / "credentials.jsonl")
-    ordinary = {"everyday facts": [str(fact.content) for fact in make_long_facts(60 if args.smoke else 1000)]}
-    if args.locomo.is_dir() and any(args.locomo.glob("*.json")):
-        ordinary["LoCoMo chat turns"] = [str(fact.content) for conversation in load_locomo(args.locomo,
-                                                                                          captions=False)[0]
-                                         for fact in conversation.facts]
+    ordinary = ordinary_texts(args.locomo, smoke=args.smoke)
+    if "LoCoMo chat turns" in ordinary:
         ordinary["LoCoMo observations"] = list(observations(args.locomo).values())
     if args.smoke:
-        learnt = learnt[::3]
-        tests = {name: items[::3] for name, items in tests.items()}
-        ordinary = {name: texts[::20] for name, texts in ordinary.items()}
+        learnt, tests, ordinary = smoke_sized(learnt, tests, ordinary)
     reader = CredentialReader.of(credential_trained(learnt))
-    rules, rules_name = base_gates(args.rules), f"patterns at {args.rules}"
-    if rules is None:  # no git history here: today's patterns, which were tuned on the unseen set
-        rules, rules_name = ours(), "today's patterns (tuned on these sets)"
+    rules, rules_name = rules_beside(args.rules)
 
     for name, items in tests.items():
         secrets = [item for item in items if item["label"] == "secret"]

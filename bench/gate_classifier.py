@@ -23,17 +23,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from bench.common import DEFAULT_LOCOMO, PROJECT_ROOT, Table, exit_code, header, make_long_facts, parser
-from bench.gate_corpora import base_gates, corpus_dir, ours
+from bench.gate_corpora import Gates, base_gates, corpus_dir, ours
 from bench.reader_training import UNSEEN, load, trained, training_items, training_paths
 from bench.selection_quality import load_locomo
 from bot.memory.rules.sensitive_reader import THRESHOLD, SensitiveReader
 
 THRESHOLDS = (0.6, 0.7, 0.8, 0.85, 0.9)
 SENSITIVE_MISSES, SENSITIVE_FLAGS = 0.10, 0.03
+T, U = TypeVar("T"), TypeVar("U")
 OBSERVATION_LABELS = PROJECT_ROOT / "bench" / "corpora" / "locomo_observation_labels.jsonl"
 
 
@@ -50,6 +52,31 @@ def observations(folder: Path) -> dict[str, str]:
     return found
 
 
+def ordinary_texts(locomo: Path, *, smoke: bool) -> dict[str, list[str]]:
+    """Ordinary text a reader should leave alone: the bench's synthetic everyday facts and, when the LoCoMo-10
+    folder is there, its chat turns."""
+    ordinary = {"everyday facts": [str(fact.content) for fact in make_long_facts(60 if smoke else 1000)]}
+    if locomo.is_dir() and any(locomo.glob("*.json")):
+        ordinary["LoCoMo chat turns"] = [str(fact.content) for conversation in load_locomo(locomo, captions=False)[0]
+                                         for fact in conversation.facts]
+    return ordinary
+
+
+def smoke_sized(learnt: list[T], tests: dict[str, list[U]], ordinary: dict[str, list[str]]
+                ) -> tuple[list[T], dict[str, list[U]], dict[str, list[str]]]:
+    """A third of what is learnt and tested and a twentieth of the ordinary text: the bench runs, nothing more."""
+    return learnt[::3], {name: items[::3] for name, items in tests.items()}, \
+        {name: texts[::20] for name, texts in ordinary.items()}
+
+
+def rules_beside(rev: str) -> tuple[Gates, str]:
+    """The patterns of `rev` and their name; without git history, today's (which were tuned on the unseen sets)."""
+    rules = base_gates(rev)
+    if rules is None:
+        return ours(), "today's patterns (tuned on these sets)"
+    return rules, f"patterns at {rev}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = parser(__doc__)
     p.add_argument("--corpus", help="folder holding the independent sensitive.jsonl (or GATES_CORPUS_DIR)")
@@ -62,11 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = corpus_dir(args.corpus)
     if folder is not None and (folder / "sensitive.jsonl").is_file():
         tests["independent corpus"] = load(folder / "sensitive.jsonl")
-    ordinary = {"everyday facts": [str(fact.content) for fact in make_long_facts(60 if args.smoke else 1000)]}
+    ordinary = ordinary_texts(args.locomo, smoke=args.smoke)
     if args.locomo.is_dir() and any(args.locomo.glob("*.json")):
-        ordinary["LoCoMo chat turns"] = [str(fact.content) for conversation in load_locomo(args.locomo,
-                                                                                          captions=False)[0]
-                                         for fact in conversation.facts]
         labels = {item["key"]: item["label"] == "sensitive" for item in load(OBSERVATION_LABELS)}
         written = observations(args.locomo)
         tests["LoCoMo observations"] = [
@@ -75,13 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for key, sensitive in labels.items() if key in written
         ]
     if args.smoke:
-        learnt = learnt[::3]
-        tests = {name: items[::3] for name, items in tests.items()}
-        ordinary = {name: texts[::20] for name, texts in ordinary.items()}
+        learnt, tests, ordinary = smoke_sized(learnt, tests, ordinary)
     reader = SensitiveReader.of(trained(learnt))
-    rules, rules_name = base_gates(args.rules), f"patterns at {args.rules}"
-    if rules is None:  # no git history here: today's patterns, which were tuned on the unseen set
-        rules, rules_name = ours(), "today's patterns (tuned on these sets)"
+    rules, rules_name = rules_beside(args.rules)
 
     for name, items in tests.items():
         sensitive = np.array([item["label"] == "sensitive" for item in items])
