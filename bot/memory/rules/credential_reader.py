@@ -1,6 +1,6 @@
 """A trained reader beside the credential gate's patterns: which words of a text are a credential's value, for the
-wordings and value shapes no pattern names ("the code for the bike lock went from 0417 to 7741", "wachtwoord
-veranderd, nu Zeemeeuw!88").
+wordings and value shapes no pattern names ("Their router admin page still uses admin / Marzipan77", "User's Hulu
+sign-in: jo.m@posteo.de with Pineapple#2024").
 
 Each candidate word (a run of characters between spaces, quotes, brackets and CJK text) is read by a logistic
 regression over features of the word's shape (length, the order of its kinds of characters, randomness) and of its
@@ -73,12 +73,11 @@ def candidates(text: str) -> list[Candidate]:
     (`credential_window.named_otherwise`: a technology, handle, path, version, a number with its unit), names of
     settings ("OPENAI_API_KEY", "${DB_PASSWORD}"), phone numbers, IPv6, MAC and Bitcoin addresses, URIs
     ("spotify:track:...") and the values of codes that open nothing (`_opens_nothing`)."""
-    found: list[Candidate] = []
-    grouped = [match.span() for match in _DIGIT_GROUPS.finditer(text)]
-    for start, end in grouped:
-        found.append(Candidate(start, end))
     skipped = [match.span() for pattern in (_MARKER, _PHONE, _URI, _ADDRESS, _PUBLIC_ADDRESS)
                for match in pattern.finditer(text)]
+    grouped = [match.span() for match in _DIGIT_GROUPS.finditer(text)
+               if not any(first <= match.start() < last for first, last in skipped)]
+    found = [Candidate(start, end) for start, end in grouped]
     for match in _WORD.finditer(text):
         start, end = match.span()
         if any(first <= start < last for first, last in grouped + skipped):
@@ -238,7 +237,7 @@ def train(texts: Sequence[str], secrets: Sequence[str]) -> Weights:
 
 class CredentialReader:
     """`probabilities(text)`: per candidate word of `text`, the probability that it is a credential's value, as the
-    fitted model computes it (a test checks it against `predict_proba`)."""
+    fitted model computes it from the weights it is given (a test checks it against `predict_proba`)."""
 
     def __init__(self, bias: float, weights: Iterable[tuple[str, float]]) -> None:
         self._bias = bias
