@@ -70,7 +70,7 @@ def test_hex_strings_and_names_of_settings_are_never_read_as_values() -> None:
     text = ("sha a91c0de, uuid 7d3e1c9a-42b1-4f6e-9c8d-1a2b3c4d5e6f, DIGEST 9F86D081884C, ${DB_PASSWORD} and "
             "OPENAI_API_KEY, then Cafe12345 and 36 24 12. ip fe80::1ff:fe23:4567:890a, +44 7700 900123, "
             "spotify:track:4cOdK2wGLETKBW3PvgPWqT, 4539 1488 0343 6467, ChaCha20-Poly1305, 20-character")
-    words = ["sha", "uuid", "and", "then", "Cafe12345", "and", "36 24 12"]
+    words = ["sha", "uuid", "Cafe12345", "36 24 12"]  # "and", "then": common words in lower case are no values
     assert [text[c.start:c.end] for c in candidates(text)] == words
 
 
@@ -92,7 +92,7 @@ def test_its_own_scoring_is_the_fitted_models() -> None:
     every_weight = CredentialReader(float(model.intercept_[0]),
                                     zip(vectorizer.get_feature_names_out(), map(float, model.coef_[0]), strict=True))
     shipped = CredentialReader.of(Weights.loads(train(texts, secrets).dumps()))
-    sample = texts[::23] + [text for text, _ in ONLY_THE_READER_FINDS] + KEPT + ["", "!!!", "密码是abc123", "x" * 300]
+    sample = texts[::7] + [text for text, _ in ONLY_THE_READER_FINDS] + KEPT + ["", "!!!", "密码是abc123", "x" * 300]
     known = set(vectorizer.vocabulary_)
     scored = 0
     for text in sample:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bot.memory.rules.common_words import WORDS as COMMON_WORDS
 from bot.memory.rules.credential_names import NOT_A_CODE
-from bot.memory.rules.credential_window import named_otherwise
+from bot.memory.rules.credential_window import named_otherwise, names_an_identifier
 from bot.memory.rules.findings import API_KEY, PASSWORD, Finding
 from bot.memory.rules.weights_file import Loaded, dumps_rows, read_rows
 
@@ -67,12 +67,15 @@ class Candidate:
 def candidates(text: str) -> list[Candidate]:
     """The words of `text` a credential could be, as spans of `text`: at least three characters once the
     punctuation at their ends is set aside (a CVV has three, a PIN four); digits in small groups split by single
-    spaces ("36 24 12", "8 1 5 5") are one word; a cut's marker ("[password removed]") is none. Left to the
+    spaces ("36 24 12", "8 1 5 5") are one word; a cut's marker ("[password removed]") is none, nor is a common
+    English word in lower case (most words of any text: reading them all would triple the gate's cost on every
+    message; a passphrase of such words is the patterns' to find after its name). Left to the
     patterns: hex strings (commit hashes, digests, UUIDs), which count only when a key-like name labels them; runs
     of 13 digits or more, card numbers when the checksums say so and ids otherwise; and what is named otherwise
     (`credential_window.named_otherwise`: a technology, handle, path, version, a number with its unit), names of
     settings ("OPENAI_API_KEY", "${DB_PASSWORD}"), phone numbers, IPv6, MAC and Bitcoin addresses, URIs
-    ("spotify:track:...") and the values of codes that open nothing (`_opens_nothing`)."""
+    ("spotify:track:..."), the values of codes that open nothing (`_opens_nothing`) and words after a word that
+    makes them an identifier ("PR 4521", "room 214")."""
     skipped = [match.span() for pattern in (_MARKER, _PHONE, _URI, _ADDRESS, _PUBLIC_ADDRESS)
                for match in pattern.finditer(text)]
     grouped = [match.span() for match in _DIGIT_GROUPS.finditer(text)
@@ -86,8 +89,9 @@ def candidates(text: str) -> list[Candidate]:
             start += 1
         while end > start and text[end - 1] in _EDGE:
             end -= 1
-        if (end - start >= 3 and not _NO_VALUE.fullmatch(text, start, end) and not _named(text[start:end])
-                and not _opens_nothing(text, start)):
+        word = text[start:end]
+        if (end - start >= 3 and not (word.islower() and word in COMMON_WORDS) and not _NO_VALUE.fullmatch(word)
+                and not _named(word) and not _opens_nothing(text, start) and not _after_an_identifier(text, start)):
             found.append(Candidate(start, end))
     found = [c for c in found if not _DIGITS_ONLY.fullmatch(text, c.start, c.end)
              or sum(char.isdigit() for char in text[c.start:c.end]) < _CHECKSUMMED_DIGITS]
@@ -103,6 +107,12 @@ def _opens_nothing(text: str, start: int) -> bool:
         return False
     lead = before[: named.start()]
     return bool(NOT_A_CODE.search(lead) or re.search(r"\b(?:in|at|area)\s+$", lead, re.IGNORECASE))
+
+
+def _after_an_identifier(text: str, start: int) -> bool:
+    """The value after a word that makes it an identifier ("PR 4521", "room 214": `names_an_identifier`)."""
+    previous = text[max(0, start - 24) : start].split()
+    return bool(previous) and names_an_identifier(previous[-1].strip("\"'“”‘’,"))
 
 
 def _named(word: str) -> bool:

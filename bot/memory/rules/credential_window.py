@@ -163,7 +163,7 @@ def _value_after(text: str, start: int, family: str) -> tuple[int, int] | None:
         grouped = _GROUPED.match(text, word.start(), end) if family != "login" else None
         span = grouped.span() if grouped else _stripped(text, *word.span())
         value = text[span[0] : span[1]]
-        identifier = bool(_NOT_A_VALUE_AFTER.fullmatch(previous) or re.fullmatch(r"\+?\d+", previous))
+        identifier = names_an_identifier(previous)
         if value and not identifier and _fits(value, family, given=given) and not _UNIT.match(text, span[1]):
             return span
         previous = word.group(0).strip(_QUOTES + ",")
@@ -226,6 +226,12 @@ def _short_key(value: str) -> bool:
     parts = [part for part in re.split(r"[-_]+", value) if part]
     wordy = all(part.isalpha() or (part.isdigit() and len(part) <= 4) for part in parts)
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not wordy
+
+
+def names_an_identifier(previous: str) -> bool:
+    """Whether the word before a value makes it an identifier, not a secret: "PR 4521", "room 214", "since 2019",
+    "+44 7700"."""
+    return bool(_NOT_A_VALUE_AFTER.fullmatch(previous) or re.fullmatch(r"\+?\d+", previous))
 
 
 def named_otherwise(value: str) -> bool:
