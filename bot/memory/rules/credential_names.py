@@ -86,6 +86,9 @@ KEY_NAMES = (
     r"|ключ(?:\s+api)?|токен|tokens?|jeton|seeds?|(?:totp|otp|2fa|mfa|shared|client|app|signing|webhook)[\s_-]secret"
     r"|secrets?|keys?|密钥|秘钥|金鑰|トークン|シークレット|キー|토큰|시크릿)"
 )
+# Where a code's name follows these ("lives in PIN code 560001", "at PIN 110001"), it names a place: an Indian
+# postal code, not a PIN.
+AT_A_PLACE = re.compile(r"\b(?:in|at|area)\s+$", re.IGNORECASE)
 # Codes that open nothing: "zip code 94110", "código postal 28013", "error code 404", "friend code ...".
 NOT_A_CODE = re.compile(
     r"(?:zip|post|postal|area|country|dialling|dialing|dress|error|status|exit|return|promo|discount|coupon|voucher"

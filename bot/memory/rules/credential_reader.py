@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.memory.rules.common_words import WORDS as COMMON_WORDS
-from bot.memory.rules.credential_names import NOT_A_CODE
+from bot.memory.rules.credential_names import AT_A_PLACE, NOT_A_CODE
 from bot.memory.rules.credential_window import named_otherwise, names_an_identifier
 from bot.memory.rules.findings import API_KEY, PASSWORD, Finding
 from bot.memory.rules.weights_file import Loaded, dumps_rows, read_rows
@@ -106,7 +106,7 @@ def _opens_nothing(text: str, start: int) -> bool:
     if named is None:
         return False
     lead = before[: named.start()]
-    return bool(NOT_A_CODE.search(lead) or re.search(r"\b(?:in|at|area)\s+$", lead, re.IGNORECASE))
+    return bool(NOT_A_CODE.search(lead) or AT_A_PLACE.search(lead))
 
 
 def _after_an_identifier(text: str, start: int) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from bot.memory.rules.credential_names import (
+    AT_A_PLACE,
     BARE_CODE_NAMES,
     CODE_NAMES,
     KEY_NAMES,
@@ -134,7 +135,7 @@ def _skipped(text: str, name: re.Match[str], family: str) -> bool:
     before = text[max(0, name.start() - 24) : name.start()]
     if before.endswith("[") and text.startswith(" removed]", name.end()):  # a cut value's marker
         return True
-    if family in ("code", "bare") and re.search(r"\b(?:in|at|area)\s+$", before, re.IGNORECASE):
+    if family in ("code", "bare") and AT_A_PLACE.search(before):
         return True
     if family == "bare":
         return bool(NOT_A_CODE.search(before) or NOT_A_CODE_AFTER.match(text, name.end()))

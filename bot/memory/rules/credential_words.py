@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bot.memory.rules.credential_names import AT_A_PLACE
 from bot.memory.rules.credential_window import named_otherwise
 from bot.memory.rules.findings import PASSWORD, Finding
 
@@ -243,7 +244,7 @@ def _weak_value(core: str) -> bool:
 
 def _postal(text: str, label_start: int) -> bool:
     """"Lives in PIN code 560001": an Indian postal code, not a PIN."""
-    return bool(re.search(r"\b(?:in|at|area)\s+$", text[max(0, label_start - 8) : label_start], re.IGNORECASE))
+    return bool(AT_A_PLACE.search(text[max(0, label_start - 8) : label_start]))
 
 
 def passwords(text: str) -> list[Finding]:
