@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bot.memory.rules.common_words import WORDS as COMMON_WORDS
 from bot.memory.rules.credential_names import AT_A_PLACE, NOT_A_CODE
-from bot.memory.rules.credential_window import named_otherwise, names_an_identifier
+from bot.memory.rules.credential_window import MARKER, named_otherwise, names_an_identifier
 from bot.memory.rules.findings import API_KEY, PASSWORD, Finding
 from bot.memory.rules.weights_file import Loaded, dumps_rows, read_rows
 
@@ -46,7 +46,6 @@ _NO_VALUE = re.compile(
     r"(?=[^-]*\d)(?=[^-]*[a-f])[0-9a-f]{7,}(?:-[0-9a-f]+)*|(?=[^-]*\d)(?=[^-]*[A-F])[0-9A-F]{7,}(?:-[0-9A-F]+)*"
     r"|\$?\{?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\}?"
 )
-_MARKER = re.compile(r"\[[^\[\]\n]{1,40} removed\]")  # what a cut left: "[password removed]"
 _PHONE = re.compile(r"\+\d{1,3}(?:[ -]?\(?\d{1,5}\)?){2,5}")  # "+44 7700 900123": a phone number
 _URI = re.compile(r"\b[a-z][a-z0-9+.-]*:[^\s:]+:\S+")  # "spotify:track:4cOd...", "urn:isbn:...": public names
 _ADDRESS = re.compile(r"\b[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}\b")  # IPv6 and MAC addresses
@@ -76,14 +75,15 @@ def candidates(text: str) -> list[Candidate]:
     settings ("OPENAI_API_KEY", "${DB_PASSWORD}"), phone numbers, IPv6, MAC and Bitcoin addresses, URIs
     ("spotify:track:..."), the values of codes that open nothing (`_opens_nothing`) and words after a word that
     makes them an identifier ("PR 4521", "room 214")."""
-    skipped = [match.span() for pattern in (_MARKER, _PHONE, _URI, _ADDRESS, _PUBLIC_ADDRESS)
+    skipped = [match.span() for pattern in (MARKER, _PHONE, _URI, _ADDRESS, _PUBLIC_ADDRESS)
                for match in pattern.finditer(text)]
     grouped = [match.span() for match in _DIGIT_GROUPS.finditer(text)
                if not any(first <= match.start() < last for first, last in skipped)]
     found = [Candidate(start, end) for start, end in grouped]
+    taken = grouped + skipped
     for match in _WORD.finditer(text):
         start, end = match.span()
-        if any(first <= start < last for first, last in grouped + skipped):
+        if any(first <= start < last for first, last in taken):
             continue
         while start < end and text[start] in _EDGE:
             start += 1

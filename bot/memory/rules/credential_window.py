@@ -126,7 +126,7 @@ def near_names(text: str) -> list[Finding]:
     return found
 
 
-_MARKER = re.compile(r"\[[\w ]{1,20} removed\]")  # what `credentials.redact` leaves of a value
+MARKER = re.compile(r"\[[\w ]{1,20} removed\]")  # what `credentials.redact` leaves of a value
 
 
 def _skipped(text: str, name: re.Match[str], family: str) -> bool:
@@ -149,7 +149,7 @@ def _value_after(text: str, start: int, family: str) -> tuple[int, int] | None:
     stop = _CLAUSE_END.search(text, start, end)
     if stop is not None:
         end = stop.start()
-    cut = _MARKER.search(text, start, end)  # the name's value is cut already: what follows is another thing
+    cut = MARKER.search(text, start, end)  # the name's value is cut already: what follows is another thing
     if cut is not None:
         end = cut.start()
     previous, given = "", False
