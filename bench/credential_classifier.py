@@ -25,7 +25,14 @@ from typing import Any
 from bench.common import DEFAULT_LOCOMO, Table, exit_code, header, p50, parser, ratio, time_interleaved
 from bench.gate_classifier import observations, ordinary_texts, rules_beside, smoke_sized
 from bench.gate_corpora import Gates, arrived, corpus_dir
-from bench.reader_training import CREDENTIAL_UNSEEN, credential_items, credential_paths, credential_trained, load
+from bench.reader_training import (
+    CREDENTIAL_UNSEEN,
+    credential_items,
+    credential_paths,
+    credential_text,
+    credential_trained,
+    load,
+)
 from bot.memory.rules import credentials
 from bot.memory.rules.credential_reader import THRESHOLD, CredentialReader
 from bot.memory.rules.credentials import cut
@@ -38,12 +45,16 @@ Item = dict[str, Any]
 def kept_secret(item: Item, rules: Gates | None, reader: CredentialReader | None, threshold: float) -> bool:
     """Whether the secret is still in what the gate keeps (the patterns of `rules`, then the reader's cuts)."""
     messages = list(item["messages"]) if "messages" in item else [item["text"]]
-    shown = arrived(rules, messages)[1] if rules is not None and "messages" in item else \
-        [rules.redact(text) for text in messages] if rules is not None else messages
+    if rules is None:
+        shown = messages
+    elif "messages" in item:
+        shown = arrived(rules, messages)[1]
+    else:
+        shown = [rules.redact(text) for text in messages]
     if reader is None:
         return any(item["secret"] in text for text in shown)
     if len(messages) > 1:
-        joined = " ".join(messages)
+        joined = credential_text(item)
         if item["secret"] not in cut(joined, reader.findings(joined, threshold)):
             return False  # the batch's joined text cuts it from the message that holds it
     return any(item["secret"] in cut(text, reader.findings(text, threshold)) for text in shown)
@@ -57,7 +68,7 @@ def refused(item: Item, rules: Gates | None, reader: CredentialReader | None, th
             return True
         if "messages" not in item and rules.refuses(item["text"]):
             return True
-    texts = [*messages, " ".join(messages)] if len(messages) > 1 else messages
+    texts = [*messages, credential_text(item)] if len(messages) > 1 else messages
     return reader is not None and any(reader.findings(text, threshold) for text in texts)
 
 

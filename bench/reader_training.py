@@ -44,9 +44,13 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def items_in(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    return [item for path in paths for item in load(path)]
+
+
 def training_items(paths: Sequence[Path] | None = None) -> list[dict[str, Any]]:
     """Every labelled item the reader learns from, in a stable order (the development sets, then the written ones)."""
-    return [item for path in (training_paths() if paths is None else paths) for item in load(path)]
+    return items_in(training_paths() if paths is None else paths)
 
 
 def trained(items: Sequence[dict[str, Any]]) -> Weights:
@@ -65,7 +69,7 @@ def credential_text(item: dict[str, Any]) -> str:
 def credential_items(paths: Sequence[Path] | None = None) -> list[dict[str, Any]]:
     """Every item the credential reader learns from, in a stable order; the sensitive reader's sets are everyday
     text without a credential (`secret` empty)."""
-    return [item for path in (credential_paths() if paths is None else paths) for item in load(path)]
+    return items_in(credential_paths() if paths is None else paths)
 
 
 def credential_trained(items: Sequence[dict[str, Any]]) -> credential_reader.Weights:
