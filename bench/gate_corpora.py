@@ -39,7 +39,7 @@ from typing import Any
 
 from bench.common import PROJECT_ROOT, Table, exit_code, header, parser, ratio
 from bench.labelled import micros_per_text, share
-from bench.reader_training import load, training_items
+from bench.reader_training import load, plain, training_items
 from bot.memory.rules import credential_batch, credentials, sensitive
 
 SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
@@ -221,10 +221,6 @@ def time_rows(creds: Table, sens: Table, texts: list[str], ours_: Gates, base: G
                   f"{theirs / rounds:.0f} us" if base else "", ratio(mine, theirs) if base else "")
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def corpus_dir(given: str | None) -> Path | None:
     value = given or os.environ.get("GATES_CORPUS_DIR", "")
     return Path(value) if value else None
@@ -263,8 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         for item in wrong]
     # independent writers arrive at the plainest facts word for word ("Has type 1 diabetes"): the held-out set once
     # more without the items the trained reader learnt from verbatim (counted, never printed)
-    learnt = {_plain(item["text"]) for item in training_items()}
-    sealed = [item for item in load(SETS / "sensitive_sealed.jsonl") if _plain(item["text"]) not in learnt]
+    learnt = {plain(item["text"]) for item in training_items()}
+    sealed = [item for item in load(SETS / "sensitive_sealed.jsonl") if plain(item["text"]) not in learnt]
     sensitive_rows(sens, "held-out, none verbatim in the reader's sets", sealed[::5] if args.smoke else sealed,
                    mine, base)
     texts = [item["text"] for name, cred_path, sens_path, _ in parts for path in (cred_path, sens_path)

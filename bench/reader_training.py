@@ -44,6 +44,11 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def plain(text: str) -> str:
+    """A text as the same words whatever their case and spacing: how a written item is found again verbatim."""
+    return " ".join(text.lower().split())
+
+
 def items_in(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return [item for path in paths for item in load(path)]
 
