@@ -5,9 +5,10 @@
 Always measured, from `bench/corpora/gates/` (see its README): the development sets
 `{credentials,sensitive}_heldout.jsonl` (written before the rules were first tuned),
 `{credentials,sensitive}_fresh.jsonl` and `{credentials,sensitive}_unseen.jsonl` (each written before a later round
-of tuning), whose misses have been read since, and the held-out sets `{credentials,sensitive}_sealed.jsonl` (written
-by someone who had read neither the rules nor any other set, before the rules were tuned on the unseen sets'
-misses; never tuned on). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
+of tuning), whose misses have been read since, and two held-out sets, never tuned on: `{credentials,sensitive}_sealed.jsonl`
+(written by someone who had read neither the rules nor any other set, before the rules were tuned on the unseen sets'
+misses) and `{credentials,sensitive}_final.jsonl` (written the same way before the readers learnt from their last
+written sets). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
 `DIR/credentials.jsonl` and `DIR/sensitive.jsonl` of the same format; without it that part is skipped with one
 line. The base figures come from the rules as they were at `--base` (default: the commit before the gates read
 batches), every rule module of that commit loaded from `git show` and run in the same process on the same items;
@@ -44,6 +45,7 @@ from bot.memory.rules import credential_batch, credentials, sensitive
 
 SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
 BASE = "6f8cc39"
+HELD_OUT = (("held-out", "sealed"), ("held-out (final)", "final"))
 CREDENTIAL_MISSES, CREDENTIAL_REFUSALS = 0.02, 0.03
 SENSITIVE_MISSES, SENSITIVE_FLAGS = 0.10, 0.03
 Item = dict[str, Any]
@@ -238,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parts = [("development", SETS / "credentials_heldout.jsonl", SETS / "sensitive_heldout.jsonl", args.list),
              ("development (fresh)", SETS / "credentials_fresh.jsonl", SETS / "sensitive_fresh.jsonl", args.list),
              ("development (unseen)", SETS / "credentials_unseen.jsonl", SETS / "sensitive_unseen.jsonl", args.list),
-             ("held-out", SETS / "credentials_sealed.jsonl", SETS / "sensitive_sealed.jsonl", False)]
+             *((name, SETS / f"credentials_{stem}.jsonl", SETS / f"sensitive_{stem}.jsonl", False)
+               for name, stem in HELD_OUT)]
     folder = corpus_dir(args.corpus)
     if folder is not None and (folder / "credentials.jsonl").is_file() and (folder / "sensitive.jsonl").is_file():
         parts.append(("independent", folder / "credentials.jsonl", folder / "sensitive.jsonl", args.list))
@@ -260,9 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # independent writers arrive at the plainest facts word for word ("Has type 1 diabetes"): the held-out set once
     # more without the items the trained reader learnt from verbatim (counted, never printed)
     learnt = {plain(item["text"]) for item in training_items()}
-    sealed = [item for item in load(SETS / "sensitive_sealed.jsonl") if plain(item["text"]) not in learnt]
-    sensitive_rows(sens, "held-out, none verbatim in the reader's sets", sealed[::5] if args.smoke else sealed,
-                   mine, base)
+    for name, stem in HELD_OUT:
+        unlearnt = [item for item in load(SETS / f"sensitive_{stem}.jsonl") if plain(item["text"]) not in learnt]
+        sensitive_rows(sens, f"{name}, none verbatim in the reader's sets", unlearnt[::5] if args.smoke else unlearnt,
+                       mine, base)
     texts = [item["text"] for name, cred_path, sens_path, _ in parts for path in (cred_path, sens_path)
              for item in load(path) if "text" in item]
     time_rows(creds, sens, texts, mine, base, rounds=2 if args.smoke else 20)

@@ -9,7 +9,7 @@ import pytest
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from bench.reader_training import GATES, credential_items, credential_paths, credential_text, plain
+from bench.reader_training import GATES, credential_items, credential_paths, credential_text, load, plain
 from bot.memory.rules import credential_reader, credentials
 from bot.memory.rules.credential_reader import (
     CredentialReader,
@@ -109,14 +109,19 @@ def test_its_own_scoring_is_the_fitted_models() -> None:
     assert scored > 1000
 
 
-def test_what_it_learns_from_names_its_secrets_and_is_never_the_sealed_sets() -> None:
-    """Every secret item names a value its text holds; the sealed sets (`bench/corpora/gates/*_sealed.jsonl`, ids
-    `kc...`) measure the shipped gate, so none of their items may be among what the reader learns from."""
+def test_what_it_learns_from_names_its_secrets_and_is_never_a_held_out_set() -> None:
+    """Every secret item names a value its text holds; the held-out sets (`bench/corpora/gates/*_sealed.jsonl`, ids
+    `kc...`, and `*_final.jsonl`, ids `fc...`) measure the shipped gate, so none of their items may be among what
+    the reader learns from."""
     paths = credential_paths()
-    assert not [path for path in paths if "sealed" in path.name]
-    assert (GATES / "credentials_sealed.jsonl").is_file()
+    assert not [path for path in paths if "sealed" in path.name or "final" in path.name]
+    assert (GATES / "credentials_sealed.jsonl").is_file() and (GATES / "credentials_final.jsonl").is_file()
     items = credential_items()
-    assert not [item for item in items if str(item["id"]).startswith("kc")]
+    held_out = [item for stem in ("sealed", "final") for item in load(GATES / f"credentials_{stem}.jsonl")]
+    assert not {item["id"] for item in items} & {item["id"] for item in held_out}
+    held_out_secrets = {plain(credential_text(item)) for item in held_out if item["label"] == "secret"}
+    assert not [item for item in items
+                if item["label"] == "secret" and plain(credential_text(item)) in held_out_secrets]
     secrets = [item for item in items if item.get("label") == "secret"]
     assert len(secrets) > 1000
     assert not [item for item in secrets if not item["secret"] or item["secret"] not in credential_text(item)]
