@@ -10,7 +10,7 @@ PostgreSQL, in the clear and encrypted, with a model that writes down whatever i
 - a reply that quotes a secret from the channel's history (said while the bot was away) is learned without it;
 - a sensitive detail inside a longer fact ("Works night shifts as a nurse in Dublin while pregnant") is not stored
   unless the user asked, and is when they do; so is a sensitive fact in words no pattern names, which only the
-  trained reader finds ("Got a hardship fund grant to pay rent").
+  trained reader finds ("Their hardship fund application was approved so they can pay rent").
 
 Every stored byte and row is read; encrypted, what `/memory export` gives too."""
 
@@ -61,7 +61,7 @@ WORDINGS = {
     "my vault passphrase is the yellow canoe drifts at midnight":
         "Their master passphrase is the yellow canoe drifts at midnight",
     # Facts no pattern reads as holding a password; the trained reader does (the messages are cut on arrival).
-    "hulu sign in is jo.m@posteo.de and Pineapple#2024": "User's Hulu sign-in: jo.m@posteo.de with Pineapple#2024",
+    "hulu sign in is jo.m@posteo.de with Pineapple#2024": "User's Hulu sign-in: jo.m@posteo.de with Pineapple#2024",
     "the router admin page is still admin / Marzipan77": "Their router admin page still uses admin / Marzipan77",
 }
 SECRETS = ("sunflower42", "Tr0ub4dor&3", "plum-Harbor-73", "lanternfish2020", "yellow canoe drifts", "Pineapple#2024",
@@ -191,7 +191,8 @@ TOLD = {
         "Works night shifts as a nurse in Dublin while pregnant",
         "Please remember that I'm pregnant, I work night shifts as a nurse in Dublin.", "pregnant", False),
     "words no pattern names": Told(
-        "they approved my hardship fund application so I can pay rent", "Got a hardship fund grant to pay rent",
+        "they approved my hardship fund application so I can pay rent",
+        "Their hardship fund application was approved so they can pay rent",
         "Please remember that they approved my hardship fund application so I can pay rent.", "hardship", True),
 }
 

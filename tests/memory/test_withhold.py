@@ -215,7 +215,7 @@ def test_a_password_given_in_the_message_after_its_name_is_cut_reading_the_turns
     waiting = [Turn("user", USER, "alice", "I changed my wifi password again", NOW, "t1")]
     reply = Turn("assistant", 999, "bot", "ok! so it's sunflower42 now?", NOW, "t3")
     value = Turn("user", USER, "alice", "it's now sunflower42 lol", NOW, "t2")
-    other = Turn("user", 2002, "bob", "it's now marigold57", NOW, "t4")  # not read with Alice's words
+    other = Turn("user", 2002, "bob", "it's now marigold", NOW, "t4")  # cut only if read with Alice's words
     cut, bot, bobs = redacted_together(waiting, [value, reply, other], USER)
     assert cut.text == "it's now [password removed] lol"
     assert bot.text == "ok! so it's [password removed] now?"  # a reply repeating the value loses it too
