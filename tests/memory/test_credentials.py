@@ -121,12 +121,11 @@ def test_facts_that_only_look_technical_are_kept(text: str) -> None:
 
 def test_the_development_set_is_caught_and_kept_as_measured(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules were written against this set: every secret in it is caught, and no real fact is refused (a
-    random-looking id after "playlist ID is" is a public identifier). The trained reader beside them refuses one:
-    the xkcd comic's example password, quoted where a password would be."""
+    random-looking id after "playlist ID is" is a public identifier), with the trained reader beside them too."""
     missed = [item["text"] for item in DEV["secret"] if not find_credentials(item["text"])]
     refused = [text for text in DEV["clean"] if find_credentials(text)]
     assert missed == []
-    assert refused == ["They think 'Tr0ub4dor&3' passwords are worse than passphrases, after the xkcd comic"]
+    assert refused == []
     monkeypatch.setattr(credentials, "credentials_read", lambda text: [])
     assert [text for text in DEV["clean"] if find_credentials(text)] == []
     assert {credential_kind(item["text"]) for item in DEV["secret"]} == {API_KEY, TOKEN, PASSWORD, CARD, IBAN,
@@ -196,3 +195,42 @@ def test_any_text_gives_ordered_spans_and_a_redaction_without_them(text: str) ->
     redacted = redact(text)
     assert find_credentials(redacted) == []  # nothing left, and the markers are not taken for secrets
     assert find_credentials(without_credential_sentences(text)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("The answer to the user's bank security question \"street you grew up on\" is Maple Street.", "Maple Street"),
+        ("Bank security answer (\"name of your first pet\"): Rover", "Rover"),
+        ("mother's maiden name for the security q is Abernathy, same on all the bank stuff", "Abernathy"),
+        ("Réponse à la question secrète (nom de jeune fille de la mère) : Delacroix", "Delacroix"),
+        ("the 2fa code that just came through is 739 204", "739 204"),  # a one-time code as apps show it
+        ("OTP 648 203 came, quick", "648 203"),
+        ("Zijn DigiD-wachtwoord is nog steeds Tulpenveld!7, zei hij.", "Tulpenveld!7"),
+        ("L'utilisateur a dit que le mot de passe de son compte Ameli est devenu Lavande2024.", "Lavande2024"),
+        ("my public repo leaked the key: sk-proj-Q7mZt2LxR9vKc4PwN8sYdE1aHf3JgU6bTo0Ci5",
+         "sk-proj-Q7mZt2LxR9vKc4PwN8sYdE1aHf3JgU6bTo0Ci5"),  # an issuer's shape is a secret whatever is near it
+        ("login username admin password hunter2", "hunter2"),
+    ],
+)
+def test_security_answers_one_time_codes_and_values_after_other_languages_verbs_are_cut(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The user's Ethereum address (public) is 0x9C3e1B7f2A8d4E06b5F9a2C7d4E1b8F3A6c0D9E2; they want tips there.",
+        "the server's wireguard public key is ds+fnmAo/nnODEnhD3hTblgwjnDTUHs2DGgWwNw+8bY=, put it in [Peer]",
+        "klucz publiczny serwera WireGuard: bF1AlJQg+0nJ3yUCHo0s6pX33bYnVu5/FeMM0+/rbts=",
+        "pk_live_BxQz6v4lUfXHjeb2vfgUxCnE is the publishable key, it's supposed to be in the frontend",
+        "Stripe customer cus_YTLyzeLE7JaJxD was charged twice, payment intent pi_xhTBA3dvvIS81bMIkvobKsj1",
+        "README says: `export GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` (replace with your own)",
+        "Their Minecraft username is BlockyMcBlockface_01.",
+        "Passwort vom Router steht auch hinten auf dem Aufkleber",
+        "security answers are stored hashed in the db",
+        "The security question is the name of your first pet",
+    ],
+)
+def test_public_keys_ids_placeholders_and_talk_about_security_answers_are_kept(text: str) -> None:
+    assert find_credentials(text) == []

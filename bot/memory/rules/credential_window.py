@@ -205,7 +205,9 @@ def _kinds(value: str) -> int:
 
 
 # Groups read out together after a name: digits ("36 24 12", "4 8 1 5") or four characters each.
-_GROUPED = re.compile(r"\d{1,4}(?:[ ]\d{1,4}){2,5}(?![\w.,/-])|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){3,7}(?![\w-])")
+_GROUPED = re.compile(  # "36 24 12", "739 204" (a one-time code as apps show it), "q7kd m2vx tn4p zs8w"
+    r"\d{1,4}(?:[ ]\d{1,4}){2,5}(?![\w.,/-])|\d{3}[ ]\d{3}(?![\w.,/-])|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){3,7}(?![\w-])"
+)
 
 
 def _grouped_value(value: str, family: str, *, given: bool) -> bool:

@@ -14,6 +14,7 @@ import re
 from bot.memory.rules.credential_names import AT_A_PLACE
 from bot.memory.rules.credential_window import named_otherwise
 from bot.memory.rules.findings import PASSWORD, Finding
+from bot.memory.rules.function_words import OTHER_LANGUAGES
 
 # --- passwords, PINs and codes given as such ----------------------------------------------------------------
 
@@ -53,7 +54,7 @@ _PHRASE_NAMES = (
 _PASSWORD_HINT = re.compile(
     r"pass|pw|pin|code|cvv|cvc|csc|login|cred|combination|clave|senha|mdp|contrase|wachtwoord|kennwort|phrase"
     r"|mnemonic|recovery|use|remember|combo|padlock|lockbox|safe|keypad|unlock|opens|log|sign|wi-?fi|wlan|wpa|admin|psk|key"
-    r"|expir|master"
+    r"|expir|master|answer|maiden|réponse|respuesta|resposta|antwort|ответ"
     r"|changed|set|reset|punch|hasł|hasl|пароль|пин|код|kod|código|codigo|密|口令|パスワード|暗証|番号|비밀번호",
     re.IGNORECASE,
 )
@@ -62,7 +63,7 @@ _CJK_PASSWORD = re.compile(  # the value is what follows in Latin letters and di
 )
 _ADVERB = (
     r"(?:\s+(?:still|now|currently|literally|probably|actually|just|also|again|always|set\s+to|changed\s+to"
-    r"|toujours|jetzt|immer\s+noch|ahora|agora|ainda|ancora|nog|nu|siendo|sempre|maintenant))*"
+    r"|toujours|jetzt|immer\s+noch|ahora|agora|ainda|ancora|nog|steeds|nu|siendo|sempre|maintenant|devenue?))*"
 )
 # "to" gives a value after a change ("changed their password to ..."), not after "had to", "need to", "want to".
 _TO = r"(?<!had\s)(?<!have\s)(?<!has\s)(?<!need\s)(?<!needs\s)(?<!want\s)(?<!wants\s)(?<!going\s)(?<!got\s)" \
@@ -125,6 +126,17 @@ _EXPIRING_CODE = re.compile(
     r"\s*(?:min|mins|minutes?|seconds?|secs?|s|m)\b)",
     re.IGNORECASE,
 )
+# The answer to a security question: after "security answer", "answer to the security question", "mother's maiden
+# name for the security question", in a few languages, one word, a quoted answer or up to three capitalised words.
+_SECURITY_ANSWER = re.compile(
+    r"(?i:\b(?:security|secret)[\s-](?:q(?:uestion)?\s+)?answers?|\banswers?\s+to\s+(?:[\w'’]+\s+){0,4}?security\s+"
+    r"q(?:uestion)?\b|\bmaiden\s+name\s+for\s+(?:[\w'’]+\s+){0,3}?security\s+q(?:uestion)?\b"
+    r"|\bréponse\s+à\s+la\s+question\s+secrète|\brespuesta\s+(?:a\s+la\s+)?pregunta\s+de\s+seguridad"
+    r"|\bresposta\s+(?:à\s+)?pergunta\s+de\s+segurança|\bantwort\s+auf\s+(?:die\s+)?sicherheitsfrage"
+    r"|\bответ\s+на\s+секретный\s+вопрос)"
+    r"[^.!?\n:—–]{0,60}?(?:\s(?:is|was|est|es|é|ist)|:|\s[—–-])\s*(?:(?:still|now|just)\s+)?"
+    r"(?P<value>\"[^\"\n]{1,40}\"|“[^”\n]{1,40}”|[A-ZА-Я][\w'’.]*(?:\s+[A-ZА-Я][\w'’.]*){0,2}|[^\s,.;!?()]{2,40})",
+)
 # A passphrase of plain words after a strong name, even one that starts with a common word; unless its words
 # describe the password instead ("is the same as my email one", "is too weak", "is written on the router").
 _PHRASE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){3,9}(?=\s*(?:$|[.,;!?\n]))")
@@ -171,7 +183,7 @@ _NOT_A_VALUES = (
     zu sehr nicht kein keine noch trop très pas plus demasiado muy ya troppo molto non più te zeer niet nog geen
     zbyt bardzo nie слишком очень не уже"""
 )
-_NOT_A_VALUE = frozenset(_NOT_A_VALUES.split())
+_NOT_A_VALUE = frozenset(_NOT_A_VALUES.split()) | OTHER_LANGUAGES
 _UNIT = re.compile(
     r"\s*(?:characters?|chars?|letters?|digits?|numbers?|words?|symbols?|long|min|minutes|hours|days|weeks|months"
     r"|years|times|%)\b",
@@ -260,7 +272,20 @@ def passwords(text: str) -> list[Finding]:
         *_password_shaped_around_a_name(text),
         *_used_to_get_in(text),
         *(Finding(PASSWORD, *match.span(1)) for match in _EXPIRING_CODE.finditer(text)),
+        *_security_answers(text),
     ]
+
+
+def _security_answers(text: str) -> list[Finding]:
+    """The answer given to a security question, unless what follows describes it ("is stored hashed")."""
+    found: list[Finding] = []
+    for match in _SECURITY_ANSWER.finditer(text):
+        value = match.group("value").rstrip(".'’")
+        if value.lower() in _NOT_A_VALUE or _ADJECTIVE.fullmatch(value):
+            continue
+        start = match.start("value")
+        found.append(Finding(PASSWORD, start, start + len(value)))
+    return found
 
 
 def _named_then_given(text: str) -> list[Finding]:

@@ -11,7 +11,10 @@ Pure functions of a string (no I/O, no model), so the same decision holds for fa
   any of many languages (`bot.memory.rules.credential_window`);
 - card numbers (13-19 digits of a known card range that pass the Luhn check) and IBANs (the country's length and
   the mod-97 check), so order numbers, phone numbers and ids that fail the checks are kept.
-Hex strings (commit hashes, digests, UUIDs) count only when a key-like name labels them; a URL's password field
+Hex strings (commit hashes, digests, UUIDs) count only when a key-like name labels them; what is public by its
+form (an Ethereum address, a GPG key id, `npub1`/`age1` keys, Stripe's publishable keys and object ids, an SSH
+fingerprint, a placeholder like `ghp_xxxx...` or `xoxb-your-token`) or by its name ("public key", "clé publique",
+"fingerprint", "username", "SSID") is kept (`_public`); a URL's password field
 that holds a placeholder ("USER:PASSWORD@", "user:<password>@") is documentation, not a secret. A `Finding` is
 the span of the secret itself, so a turn can keep its sentence with the value replaced (`redact`), while a summary
 drops the sentence that held it (`without_credential_sentences`). Messages read together:
@@ -98,6 +101,25 @@ _IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-
 _PUBLIC_ID_BEFORE = re.compile(
     r"(?:(?:playlist|video|track|album|channel|episode)(?:\s+id)?(?:\s+is|:)?|ssh-(?:rsa|ed25519|dss)"
     r"|ecdsa-sha2-\S+|sk-ssh-\S+)\s+$",
+    re.IGNORECASE,
+)
+# Values that are public by their form: receiving addresses and public keys, ids of objects, fingerprints, and
+# placeholders in documentation ("ghp_xxxxxxxx", "xoxb-your-token").
+_PUBLIC_FORM = re.compile(
+    r"0x[0-9a-fA-F]{40}|0x[0-9a-fA-F]{16}|(?:npub|age)1[02-9ac-hj-np-z]{20,}|pk_(?:live|test)_\w+|pk\.eyJ[\w.-]+"
+    r"|(?:cus|pi|acct|price|prod|sub|in|ch|evt|seti|pm|txn)_[A-Za-z0-9]{8,}|SHA256:[A-Za-z0-9+/]{43}=?"
+    r"|[\w-]*x{8,}[\w-]*|[\w-]*[_-]your[_-][\w-]+"
+)
+# Names that make the value after them public or no secret: "public key", "publishable key", "clé publique",
+# "klucz publiczny", a fingerprint, a username or a network's name; at most a few words before the value.
+_PUBLIC_NAME = re.compile(
+    r"(?:\b(?:public|publishable|publieke?|öffentliche[rn]?)\s+(?:[\w-]+\s+){0,2}?(?:keys?|address|token|ids?"
+    r"|recipient|fingerprint|sleutel(?:-id)?|schlüssel)|\b(?:key|sleutel|klucz|clé|clave|chave)\s+(?:[\w-]+\s+)?"
+    r"(?:publiczny|publique|pública|publica|pubblica)|\bpubkey|\bfingerprint|\busername|\buser\s+name|\bgamertag"
+    r"|\bssid|\bnetwork\s+(?:[\w-]+\s+){0,3}?(?:is\s+)?(?:named|called)|公钥|公開鍵)"
+    # then at most four words that name no credential, and a verb or a colon
+    r"(?:\s+(?!(?:passwords?|passwort|pass|pw|pwd|pin|code|key|token|secret|mdp|senha|contraseña|wachtwoord"
+    r"|hasło)\b)[\w'’-]+){0,4}?\s*(?:is|was|are|:|=|est|ist|es|é|jest)?\s*[`'\"“‘(]?$",
     re.IGNORECASE,
 )
 _RANDOM_CANDIDATE = re.compile(r"(?<![\w+/.@:-])[A-Za-z0-9_+/-]{20,}={0,2}(?![\w+/=@-])")
@@ -197,6 +219,18 @@ def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
     return found
 
 
+def _public(text: str, finding: Finding) -> bool:
+    """A value that is public by its form, or by the name just before it in the same sentence unless an issuer's
+    shape makes it a secret whatever it is called."""
+    value = text[finding.start : finding.end]
+    if _PUBLIC_FORM.fullmatch(value):
+        return True
+    if any(pattern.fullmatch(value) for _, pattern in _SHAPES):
+        return False
+    before = re.split(r"[.!?\n]\s", text[max(0, finding.start - 60) : finding.start])[-1]
+    return bool(_PUBLIC_NAME.search(before) or _PUBLIC_ID_BEFORE.search(before))
+
+
 def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in spans)
 
@@ -211,7 +245,8 @@ def _normalised(text: str) -> str:
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
     near = [f for f in near_names(text) if not _inside(f.start, urls)]
-    patterns = merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
+    patterns = [f for f in merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
+                if f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f)]
     read = [f for f in credentials_read(text) if not _inside(f.start, urls)]
     return _read_after_cuts(text, merged(patterns + read), urls)  # a pattern's kind wins on the same span
 

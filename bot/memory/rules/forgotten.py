@@ -39,6 +39,7 @@ from functools import lru_cache
 from bot.memory.models import Fact, ForgottenPrint, MemoryFile, PreviousSummary, Section
 from bot.memory.rules.cjk_words import cjk_words, has_cjk, is_japanese
 from bot.memory.rules.common_words import WORDS as FREQUENT_WORDS
+from bot.memory.rules.function_words import OTHER_LANGUAGES
 from bot.memory.rules.place_words import PLACE_FAMILY
 
 # A word: letters and digits, hyphens or apostrophes inside (`wi-fi`, `tok-a-12-q`, `o'brien`).
@@ -59,21 +60,7 @@ _COMMON_WORDS = (
     feels feel know knows near nearby by beside next around across through via off out up down back away per
     among between within i'm i've i'd i'll you're they're"""
 )
-# The same for the other languages of Latin script the bot speaks (their articles, pronouns, prepositions and
-# commonest verbs), leaving out those that are words of their own in English ("son", "die", "war", "hat") or names
-# ("Como").
-_OTHER_COMMON_WORDS = (
-    """el la los las un una unos unas del al de en y o pero que se su sus mi mis tu es está están fue ser estar
-    hace hacen tiene tienen todo todos toda todas cada muy más menos este esta estos estas ese esa otro otra vez por
-    para sobre entre desde hasta cuando donde también ya siempre nunca ahora hoy le les lo nos du des une et ou mais
-    qui dans sur avec pour par pas plus tous toutes tout toute chaque très aussi toujours jamais aujourd'hui est
-    sont était être avoir fait font ces cette mon ma mes ta tes leur leurs nous vous ils elles der das dem ein eine
-    einen einem einer und oder aber mit von zu im am ist sind haben macht jeden jede jedes alle sehr auch immer nie
-    heute sein seine ihr ihre mein meine nicht noch schon wie wo wenn um os uma uns umas em no na nas ao aos da do
-    dos com sem pelo pela é são foi estão tem têm faz fazem muito também sempre hoje seu sua seus suas meu minha il
-    gli della delle dei degli nel nella per tra fra anche mai oggi sono ogni molto più suo suoi mio"""
-)
-_COMMON = frozenset(_COMMON_WORDS.split()) | frozenset(_OTHER_COMMON_WORDS.split())
+_COMMON = frozenset(_COMMON_WORDS.split()) | OTHER_LANGUAGES
 _MIN_RARE = 4  # shorter words are abbreviations and particles more often than the heart of a fact
 _LONG = 9  # letters: as rare as a word outside the English list, in the other languages
 # A derived word's ending and its base word's ending: "Galician"/"Galicia", "Sicilian"/"Sicily", "Brazilian"/
