@@ -211,6 +211,8 @@ def test_any_text_gives_ordered_spans_and_a_redaction_without_them(text: str) ->
         ("my public repo leaked the key: sk-proj-Q7mZt2LxR9vKc4PwN8sYdE1aHf3JgU6bTo0Ci5",
          "sk-proj-Q7mZt2LxR9vKc4PwN8sYdE1aHf3JgU6bTo0Ci5"),  # an issuer's shape is a secret whatever is near it
         ("login username admin password hunter2", "hunter2"),
+        ("username bob and my passcode is Tr0mbone44", "Tr0mbone44"),  # a public name, then a credential's
+        ("my password is in_Bloom2024", "in_Bloom2024"),  # shaped like no public id
     ],
 )
 def test_security_answers_one_time_codes_and_values_after_other_languages_verbs_are_cut(text: str, secret: str) -> None:

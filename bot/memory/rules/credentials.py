@@ -107,7 +107,7 @@ _PUBLIC_ID_BEFORE = re.compile(
 # placeholders in documentation ("ghp_xxxxxxxx", "xoxb-your-token").
 _PUBLIC_FORM = re.compile(
     r"0x[0-9a-fA-F]{40}|0x[0-9a-fA-F]{16}|(?:npub|age)1[02-9ac-hj-np-z]{20,}|pk_(?:live|test)_\w+|pk\.eyJ[\w.-]+"
-    r"|(?:cus|pi|acct|price|prod|sub|in|ch|evt|seti|pm|txn)_[A-Za-z0-9]{8,}|SHA256:[A-Za-z0-9+/]{43}=?"
+    r"|(?:cus|pi|acct|price|prod|sub|evt|seti|txn)_[A-Za-z0-9]{14,}|SHA256:[A-Za-z0-9+/]{43}=?"
     r"|[\w-]*x{8,}[\w-]*|[\w-]*[_-]your[_-][\w-]+"
 )
 # Names that make the value after them public or no secret: "public key", "publishable key", "clé publique",
@@ -117,9 +117,10 @@ _PUBLIC_NAME = re.compile(
     r"|recipient|fingerprint|sleutel(?:-id)?|schlüssel)|\b(?:key|sleutel|klucz|clé|clave|chave)\s+(?:[\w-]+\s+)?"
     r"(?:publiczny|publique|pública|publica|pubblica)|\bpubkey|\bfingerprint|\busername|\buser\s+name|\bgamertag"
     r"|\bssid|\bnetwork\s+(?:[\w-]+\s+){0,3}?(?:is\s+)?(?:named|called)|公钥|公開鍵)"
-    # then at most four words that name no credential, and a verb or a colon
-    r"(?:\s+(?!(?:passwords?|passwort|pass|pw|pwd|pin|code|key|token|secret|mdp|senha|contraseña|wachtwoord"
-    r"|hasło)\b)[\w'’-]+){0,4}?\s*(?:is|was|are|:|=|est|ist|es|é|jest)?\s*[`'\"“‘(]?$",
+    # then at most four words that name no credential ("username bob and my passcode is ..." names one), and a verb
+    # or a colon
+    r"(?:\s+(?!(?:pass|pw|pin|code|key|token|secret|mdp|senha|contrase|clave|wachtwoord|kennwort|hasł|otp|combo"
+    r"|combination|login|cred))[\w'’-]+){0,4}?\s*(?:is|was|are|:|=|est|ist|es|é|jest)?\s*[`'\"“‘(]?$",
     re.IGNORECASE,
 )
 _RANDOM_CANDIDATE = re.compile(r"(?<![\w+/.@:-])[A-Za-z0-9_+/-]{20,}={0,2}(?![\w+/=@-])")
