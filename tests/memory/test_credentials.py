@@ -213,6 +213,8 @@ def test_any_text_gives_ordered_spans_and_a_redaction_without_them(text: str) ->
         ("login username admin password hunter2", "hunter2"),
         ("username bob and my passcode is Tr0mbone44", "Tr0mbone44"),  # a public name, then a credential's
         ("my password is in_Bloom2024", "in_Bloom2024"),  # shaped like no public id
+        ("공동현관 비밀번호는 #4826 입니다.", "#4826"),  # a keypad's "#" key, not an issue's number
+        ("폰 잠금 비번 031122 ㅋㅋ 내 생일", "031122"),  # "비번": a password, as Koreans type it
     ],
 )
 def test_security_answers_one_time_codes_and_values_after_other_languages_verbs_are_cut(text: str, secret: str) -> None:

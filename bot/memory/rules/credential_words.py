@@ -59,7 +59,7 @@ _PASSWORD_HINT = re.compile(
     re.IGNORECASE,
 )
 _CJK_PASSWORD = re.compile(  # the value is what follows in Latin letters and digits
-    r"(?:密码|密碼|口令|パスワード|暗証番号|番号|비밀번호)\s*[^\sA-Za-z0-9]{0,4}?\s*[「『“]?([!-~]*[A-Za-z0-9][!-~]{2,})"
+    r"(?:密码|密碼|口令|パスワード|暗証番号|番号|비밀번호|비번)\s*[^\sA-Za-z0-9]{0,4}?\s*[「『“]?([!-~]*[A-Za-z0-9][!-~]{2,})"
 )
 _ADVERB = (
     r"(?:\s+(?:still|now|currently|literally|probably|actually|just|also|again|always|set\s+to|changed\s+to"
@@ -268,7 +268,7 @@ def passwords(text: str) -> list[Finding]:
         *_given_in_a_phrase(text),
         *_plain_codes(text),
         *(Finding(PASSWORD, *match.span(1)) for match in _CJK_PASSWORD.finditer(text)
-          if not named_otherwise(match.group(1))),
+          if not named_otherwise(match.group(1).lstrip("#"))),  # "#4826": a keypad's key, not an issue's number
         *_password_shaped_around_a_name(text),
         *_used_to_get_in(text),
         *(Finding(PASSWORD, *match.span(1)) for match in _EXPIRING_CODE.finditer(text)),
