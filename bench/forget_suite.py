@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,7 @@ from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
 from bot.memory.doors import ForgetFact
 from bot.memory.models import ConversationKey, Location, Place, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
+from bot.memory.rules import credentials, sensitive
 from bot.memory.rules.forgotten import words_of
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import close_service, file_service, learn, parts, wait_idle
@@ -129,11 +131,13 @@ class Outcome:
     bystanders: int = 0
     bystanders_refused: int = 0
     others_kept: int = 0  # cases whose summaries still hold what else they said
+    withheld_first: int = 0  # statements the gates withheld when first said: nothing to take back
     seconds: float = 0.0
     leaked: list[str] = field(default_factory=list)
     let_through: list[str] = field(default_factory=list)
     refused_again: list[str] = field(default_factory=list)
     refused_bystanders: list[str] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)  # "<id> (<gate>)"
     bot_file: str = ""
 
 
@@ -194,6 +198,17 @@ async def leaks(service: MemoryService, folder: Path, user: int, case: dict[str,
     return in_prompt or in_bytes
 
 
+def withheld_by(case: dict[str, Any]) -> str:
+    """Which gate held back a statement: the credential gate cuts a word of the message before the model reads it
+    (so the scripted model, which answers the message as written, writes nothing) or refuses the fact; the
+    sensitive backstop refuses the fact."""
+    if credentials.find_credentials(case["said"]) or credentials.credential_kind(case["fact"]) is not None:
+        return "the credential gate"
+    if sensitive.categories_in(case["fact"]):
+        return "the sensitive backstop"
+    return "neither gate"
+
+
 async def memory_text(service: MemoryService, user: int) -> str:
     return (await service.user(user).show()).model_dump_json()
 
@@ -212,8 +227,10 @@ async def run_case(
     await say(service, user, [("user", filler)], clock.now)
     memory = await service.user(user).show()
     fact = next((f for f in memory.facts if is_learned(case["fact"], f.content)), None)
-    if fact is None:
-        raise RuntimeError(f"{case['id']}: the statement was not learned ({[f.content for f in memory.facts]})")
+    if fact is None:  # withheld by a gate as it was first said: counted, and nothing to take back
+        outcome.withheld_first += 1
+        outcome.withheld.append(f"{case['id']} ({withheld_by(case)})")
+        return
     clock.now += timedelta(minutes=2)
     if case["kind"] == "forget":
         await service.user(user).forget(ForgetFact(fact.id))
@@ -346,6 +363,7 @@ def figures(o: Outcome) -> dict[str, str]:
         "again": f"{o.said_again_blocked} of {o.said_again}",
         "others": share(o.others_kept, o.cases),
         "bystanders": f"{o.bystanders_refused} of {o.bystanders}",
+        "withheld": f"{o.withheld_first} of {o.cases + o.withheld_first}",
     }
 
 
@@ -366,6 +384,7 @@ ROWS = (
     ("again", "cases where the user saying it again was not learned", "0"),
     ("others", "cases whose summaries keep what else was said", ""),
     ("bystanders", "other statements of the user refused (shared words blocked by mistake)", ""),
+    ("withheld", "statements withheld by the gates when first said (not in the cases above)", ""),
 )
 
 
@@ -381,8 +400,13 @@ def table(name: str, ours: Outcome, base: Outcome | None, ref: str) -> Table:
     result.note(f"baseline: the same suite on the code of {ref} in this run" if base else "baseline: not run")
     result.note(f"{ours.seconds:.1f} s for ours" + (f", {base.seconds:.1f} s for the baseline" if base else ""))
     if name == "held-out":
-        result.note("held-out: totals only, no case is named")
+        gates = ", ".join(f"{count} by {gate}" for gate, count in sorted(Counter(
+            entry.rsplit(" (", 1)[1].rstrip(")") for entry in ours.withheld).items()))
+        result.note("held-out: totals only, no case is named" + (f"; withheld when first said: {gates}" if gates
+                                                                   else ""))
         return result
+    if ours.withheld:
+        result.note("withheld when first said: " + ", ".join(ours.withheld))
     if ours.leaked:
         result.note("leaked right after: " + ", ".join(ours.leaked))
     if ours.refused_again:

@@ -213,13 +213,14 @@ def test_a_pending_turn_is_rewritten_without_its_secrets_and_left_alone_without_
 
 def test_a_password_given_in_the_message_after_its_name_is_cut_reading_the_turns_waiting() -> None:
     waiting = [Turn("user", USER, "alice", "I changed my wifi password again", NOW, "t1")]
-    reply = Turn("assistant", 999, "bot", "ok! so it's sunflower42 now?", NOW, "t3")
-    value = Turn("user", USER, "alice", "it's now sunflower42 lol", NOW, "t2")
-    other = Turn("user", 2002, "bob", "it's now marigold", NOW, "t4")  # cut only if read with Alice's words
+    reply = Turn("assistant", 999, "bot", "ok! so it's tulip88 now?", NOW, "t3")
+    value = Turn("user", USER, "alice", "it's now tulip88 lol", NOW, "t2")
+    other = Turn("user", 2002, "bob", "it's now kettle77", NOW, "t4")  # cut only when read with Alice's words
     cut, bot, bobs = redacted_together(waiting, [value, reply, other], USER)
     assert cut.text == "it's now [password removed] lol"
     assert bot.text == "ok! so it's [password removed] now?"  # a reply repeating the value loses it too
     assert bobs.text == other.text
+    assert redacted_together(waiting, [Turn("user", USER, "alice", other.text, NOW, "t5")], USER)[0].text != other.text
     assert redacted_together([], [value], USER)[0] is value  # alone, the message holds no secret
 
 
@@ -330,3 +331,17 @@ def test_a_withheld_replacement_does_not_hold_back_the_removal_it_replaces() -> 
     memory = MemoryFile(facts=[Fact(id="fact_00000001", content="Has type 1 diabetes", confidence=0.9)])
     apply(memory, facts=[("Was cured of type 1 diabetes after a transplant", "context")], remove=["fact_00000001"])
     assert memory.facts == []
+
+
+def test_a_summary_sentence_quoting_a_withheld_message_is_dropped_however_the_rest_of_it_reads() -> None:
+    """A model's sentence may bury the user's sensitive words in a long ordinary one ("They heard: <a reply that
+    echoes them>"), which the reader alone then scores low: the quoted run is read on its own. What the sentence
+    shares with the ordinary part of the message stays, and a request to remember keeps it all."""
+    said = Turn("user", USER, "alice", "they approved my hardship fund application so I can pay rent, and we moved "
+                "to a new flat in Leeds", NOW, "t1")
+    summary = ("They heard: Alice here is everything I was given they approved my hardship fund application so can "
+               "pay rent. Alice moved to a new flat in Leeds.")
+    assert summary_kept(summary, requests_in([said], USER)) == "Alice moved to a new flat in Leeds."
+    assert summary_kept(summary, NO_REQUESTS) == summary  # without the message, nothing marks the first sentence
+    asked = Turn("user", USER, "alice", f"please remember that {said.text}", NOW, "t2")
+    assert summary_kept(summary, requests_in([asked], USER)) == summary

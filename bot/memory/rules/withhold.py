@@ -86,14 +86,48 @@ def _words(text: str) -> set[str]:
     return {word for word in (w.lower() for w in _WORD.findall(text)) if word not in _STOP}
 
 
+_QUOTED_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_MIN_QUOTE = 4  # words: a shorter run shared with the user's message is a phrase, not a quote
+
+
+def _quoted_runs(text: str, said: str) -> list[str]:
+    """The runs of at least `_MIN_QUOTE` words that `text` repeats from `said`, longest first, each as `said`'s
+    words joined by spaces."""
+    mine = [word.lower() for word in _QUOTED_WORD.findall(text)]
+    theirs = _QUOTED_WORD.findall(said)
+    lowered = [word.lower() for word in theirs]
+    runs: dict[tuple[int, int], None] = {}
+    for i in range(len(mine)):
+        for j in range(len(lowered)):
+            if mine[i] != lowered[j] or (i and j and mine[i - 1] == lowered[j - 1]):
+                continue  # not the start of a run
+            length = 0
+            while i + length < len(mine) and j + length < len(lowered) and mine[i + length] == lowered[j + length]:
+                length += 1
+            if length >= _MIN_QUOTE:
+                runs[(j, j + length)] = None
+    return [" ".join(theirs[start:end]) for start, end in sorted(runs, key=lambda run: run[0] - run[1])]
+
+
 @dataclass(frozen=True, slots=True)
 class Requests:
     """The sensitive data one write may keep: `asked`, what the user asked in this batch to remember (covers facts
     of the same category or sharing its words); `known`, what memory already holds with the user's leave (covers
-    summary sentences sharing its words, so a summary may restate a kept fact)."""
+    summary sentences sharing its words, so a summary may restate a kept fact). `withheld_said`: what the user said
+    in this batch that reads as sensitive and was not asked to be kept; a summary sentence that quotes a sensitive
+    run of it is dropped however the rest of the sentence reads ("They heard: <a reply echoing it>")."""
 
     asked: tuple[str, ...] = ()
     known: tuple[str, ...] = ()
+    withheld_said: tuple[str, ...] = ()
+
+    def quotes_withheld(self, text: str) -> bool:
+        """Whether `text` repeats, word for word, a part of a withheld message that reads as sensitive on its own."""
+        return any(
+            categories_in(run) and not self.covers_all(run, categories_in(run))
+            for said in self.withheld_said
+            for run in _quoted_runs(text, said)
+        )
 
     def covers(self, text: str, category: str) -> bool:
         """May `text`, which states `category`, be kept?"""
@@ -118,21 +152,19 @@ class Requests:
     def knowing(self, texts: Iterable[str]) -> Requests:
         """These requests, plus stored texts a summary may restate (each licenses only the categories it states
         itself, so an ordinary stored fact licenses nothing)."""
-        return Requests(self.asked, self.known + tuple(texts))
+        return Requests(self.asked, self.known + tuple(texts), self.withheld_said)
 
 
 NO_REQUESTS = Requests()
 
 
 def requests_in(turns: Sequence[Turn], user_id: int) -> Requests:
-    """The requests to remember in the user's own turns of one batch (never the bot's or another person's)."""
-    asked = [
-        what
-        for turn in turns
-        if turn.role == "user" and turn.author_id == user_id
-        for what in asked_to_remember(turn.text)
-    ]
-    return Requests(tuple(asked))
+    """The requests to remember in the user's own turns of one batch (never the bot's or another person's), and
+    those of the user's turns that read as sensitive without such a request."""
+    own = [turn.text for turn in turns if turn.role == "user" and turn.author_id == user_id]
+    asked = Requests(tuple(what for text in own for what in asked_to_remember(text)))
+    withheld = tuple(text for text in own if not asked.covers_all(text, categories_in(text)))
+    return dataclasses.replace(asked, withheld_said=withheld)
 
 
 def fact_withheld(content: str, marked: str | None, requests: Requests) -> str | None:
@@ -159,6 +191,7 @@ def summary_kept(text: str, requests: Requests) -> str:
     return " ".join(
         sentence for sentence, held in zip(sentences, together, strict=True)
         if not held and requests.covers_all(sentence, categories_in(sentence))
+        and not requests.quotes_withheld(sentence)
     )
 
 
