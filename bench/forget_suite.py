@@ -57,6 +57,7 @@ from bot.memory.models import ConversationKey, Location, Place, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
 from bot.memory.rules import credentials, sensitive
 from bot.memory.rules.forgotten import words_of
+from bot.memory.rules.withhold import credentials_together
 from bot.memory.service import MemoryPolicy, MemoryService
 from tests.support.engine import close_service, file_service, learn, parts, wait_idle
 from tests.support.llm_server import ChatServer, Response, extraction
@@ -94,6 +95,7 @@ class ScriptedModel:
     filler (the summaries again), an attempt (a paraphrase, as a fact and a summary sentence), or saying it again."""
 
     answers: dict[str, Response] = field(default_factory=dict)
+    sent: list[str] = field(default_factory=list)  # every user turn the model was shown, as it was shown
 
     def plan(self, text: str, fact: str | None, summary: str) -> None:
         facts = [(fact, "context", 0.95)] if fact else []
@@ -103,6 +105,7 @@ class ScriptedModel:
         content = str(body["messages"][-1]["content"])
         sent = json.loads(content[content.index("{") :])
         said = [turn["text"] for turn in sent["newTurns"] if turn["speaker"] == "user"]
+        self.sent += said
         return next((self.answers[text] for text in said if text in self.answers), extraction())
 
 
@@ -202,11 +205,12 @@ def withheld_by(case: dict[str, Any]) -> str:
     """Which gate held back a statement: the credential gate cuts a word of the message before the model reads it
     (so the scripted model, which answers the message as written, writes nothing) or refuses the fact; the
     sensitive backstop refuses the fact."""
-    if credentials.find_credentials(case["said"]) or credentials.credential_kind(case["fact"]) is not None:
+    if (credentials.find_credentials(case["said"]) or credentials.credential_kind(case["fact"]) is not None
+            or any(credentials_together([case["said"]])) or any(credentials_together([case["fact"]]))):
         return "the credential gate"
     if sensitive.categories_in(case["fact"]):
         return "the sensitive backstop"
-    return "neither gate"
+    return "neither gate, reading the statement as written (the engine may have reworded it, as a date)"
 
 
 async def memory_text(service: MemoryService, user: int) -> str:
@@ -229,7 +233,10 @@ async def run_case(
     fact = next((f for f in memory.facts if is_learned(case["fact"], f.content)), None)
     if fact is None:  # withheld by a gate as it was first said: counted, and nothing to take back
         outcome.withheld_first += 1
-        outcome.withheld.append(f"{case['id']} ({withheld_by(case)})")
+        gate = withheld_by(case) if case["said"] in model.sent else (
+            "the credential gate, on arrival" if any("removed]" in text for text in model.sent[-2:])
+            else "a change to the message before the model read it")
+        outcome.withheld.append(f"{case['id']} ({gate})")
         return
     clock.now += timedelta(minutes=2)
     if case["kind"] == "forget":
