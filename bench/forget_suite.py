@@ -55,7 +55,7 @@ from bench.common import PROJECT_ROOT, Table, exit_code, header, parser
 from bot.memory.doors import ForgetFact
 from bot.memory.models import ConversationKey, Location, Place, Turn
 from bot.memory.pipeline.extractor import MemoryExtractor
-from bot.memory.rules import credentials, sensitive
+from bot.memory.rules import sensitive
 from bot.memory.rules.forgotten import words_of
 from bot.memory.rules.withhold import credentials_together
 from bot.memory.service import MemoryPolicy, MemoryService
@@ -140,7 +140,7 @@ class Outcome:
     let_through: list[str] = field(default_factory=list)
     refused_again: list[str] = field(default_factory=list)
     refused_bystanders: list[str] = field(default_factory=list)
-    withheld: list[str] = field(default_factory=list)  # "<id> (<gate>)"
+    withheld: dict[str, str] = field(default_factory=dict)  # case id -> the gate that withheld its statement
     bot_file: str = ""
 
 
@@ -205,9 +205,8 @@ def withheld_by(case: dict[str, Any]) -> str:
     """Which gate held back a statement: the credential gate cuts a word of the message before the model reads it
     (so the scripted model, which answers the message as written, writes nothing) or refuses the fact; the
     sensitive backstop refuses the fact."""
-    if (credentials.find_credentials(case["said"]) or credentials.credential_kind(case["fact"]) is not None
-            or any(credentials_together([case["said"]])) or any(credentials_together([case["fact"]]))):
-        return "the credential gate"
+    if any(credentials_together([case["said"]])) or any(credentials_together([case["fact"]])):
+        return "the credential gate"  # each read alone and as a batch, as arrival and the write gate read them
     if sensitive.categories_in(case["fact"]):
         return "the sensitive backstop"
     return "neither gate, reading the statement as written (the engine may have reworded it, as a date)"
@@ -236,7 +235,7 @@ async def run_case(
         gate = withheld_by(case) if case["said"] in model.sent else (
             "the credential gate, on arrival" if any("removed]" in text for text in model.sent[-2:])
             else "a change to the message before the model read it")
-        outcome.withheld.append(f"{case['id']} ({gate})")
+        outcome.withheld[case["id"]] = gate
         return
     clock.now += timedelta(minutes=2)
     if case["kind"] == "forget":
@@ -407,13 +406,12 @@ def table(name: str, ours: Outcome, base: Outcome | None, ref: str) -> Table:
     result.note(f"baseline: the same suite on the code of {ref} in this run" if base else "baseline: not run")
     result.note(f"{ours.seconds:.1f} s for ours" + (f", {base.seconds:.1f} s for the baseline" if base else ""))
     if name == "held-out":
-        gates = ", ".join(f"{count} by {gate}" for gate, count in sorted(Counter(
-            entry.rsplit(" (", 1)[1].rstrip(")") for entry in ours.withheld).items()))
+        gates = ", ".join(f"{count} by {gate}" for gate, count in sorted(Counter(ours.withheld.values()).items()))
         result.note("held-out: totals only, no case is named" + (f"; withheld when first said: {gates}" if gates
                                                                    else ""))
         return result
     if ours.withheld:
-        result.note("withheld when first said: " + ", ".join(ours.withheld))
+        result.note("withheld when first said: " + ", ".join(f"{id_} ({gate})" for id_, gate in ours.withheld.items()))
     if ours.leaked:
         result.note("leaked right after: " + ", ".join(ours.leaked))
     if ours.refused_again:

@@ -124,7 +124,7 @@ class Requests:
     def quotes_withheld(self, text: str) -> bool:
         """Whether `text` repeats, word for word, a part of a withheld message that reads as sensitive on its own."""
         return any(
-            categories_in(run) and not self.covers_all(run, categories_in(run))
+            not self.covers_all(run, categories_in(run))  # an ordinary run states no category: covered
             for said in self.withheld_said
             for run in _quoted_runs(text, said)
         )
