@@ -22,6 +22,7 @@ from tests.helpers import calls, dispatch, make_interaction, run_slash
 from tests.support.importing import press as press_import
 from tests.support.importing import preview_of, run_import
 from tests.support.llm_server import extraction
+from tests.support.storage import words_in_clear
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
 WORDS = ("bees", "Lyon", "honey", "Beekeeper")
@@ -52,6 +53,12 @@ def database(request: pytest.FixtureRequest) -> dict[str, Any]:
     return {"database_url": request.getfixturevalue("postgres_url")}
 
 
+def test_a_word_is_found_in_plain_text_and_not_inside_a_sealed_value() -> None:
+    plain = json.dumps({"content": FACT, "summary": "Beekeeper in Lyon."}).encode()
+    assert words_in_clear(WORDS, plain) == list(WORDS)
+    assert words_in_clear(WORDS, b'{"sealed": "AE1CUzG+beesLyon/honey9Beekeeper="}') == []
+
+
 async def test_sealed_memory_is_learned_recalled_shown_and_forgotten_through_dispatch(
     database: dict[str, Any], make_harness: MakeHarness, tmp_path: Path
 ) -> None:
@@ -62,7 +69,7 @@ async def test_sealed_memory_is_learned_recalled_shown_and_forgotten_through_dis
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "I keep bees in Lyon."))
     await h.settle()
     stored = files_text(data) + await database_text(database.get("database_url"))
-    assert [word for word in WORDS if word.encode() in stored] == []
+    assert words_in_clear(WORDS, stored) == []
 
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I sell?"))
     assert FACT in str(h.llm.chat_requests[-1]["messages"])  # opened for the reply
@@ -103,9 +110,9 @@ async def test_an_import_waiting_for_its_button_and_the_imported_facts_are_seale
     _, message = preview_of(await run_import(h.bot, ALICE, "notes.md", notes))
     assert message is not None
     for stored in (files_text(data), await database_text(database.get("database_url"))):
-        assert not any(word.encode() in stored for word in WORDS) and b"Zebra-Lantern" not in stored
+        assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
     await press_import(h, message, "Import", ALICE)
     shown = await h.memory.user(ALICE_ID).show()
     assert [fact.content for fact in shown.facts] == [FACT]
     for stored in (files_text(data), await database_text(database.get("database_url"))):
-        assert not any(word.encode() in stored for word in WORDS) and b"Zebra-Lantern" not in stored
+        assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
