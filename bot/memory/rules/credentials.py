@@ -213,8 +213,6 @@ def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
             if _secret_like(value) and not _inside(match.start(1), urls):
                 found.append(Finding(API_KEY, match.start(1), match.start(1) + len(value)))
     for match in _RANDOM_CANDIDATE.finditer(text):
-        if _PUBLIC_ID_BEFORE.search(text, max(0, match.start() - 24), match.start()):
-            continue  # "playlist 37i9dQZF1DX...", "ssh-ed25519 AAAAC3...": public identifiers
         if looks_random(match.group(0)) and not _wordy(match.group(0)) and not _inside(match.start(), urls):
             found.append(Finding(API_KEY, *match.span()))
     return found
