@@ -85,7 +85,9 @@ def test_the_mark_travels_with_the_extraction_and_unmarked_facts_keep_their_shap
         ("Came out as bisexual last year", SEX_LIFE), ("Is gay", SEX_LIFE), ("Is a practising Muslim", RELIGION),
         ("Goes to church every Sunday", RELIGION), ("Votes Labour", POLITICS), ("Is a registered Republican", POLITICS),
         ("Earns about $85,000 a year", FINANCES), ("Has $40k in student loan debt", FINANCES),
-        ("Is behind on rent this month", FINANCES),
+        ("Is behind on rent this month", FINANCES), ("Broke her wrist skating last month", HEALTH),
+        ("Tore his ACL playing five-a-side", HEALTH), ("Had her gallbladder removed in December", HEALTH),
+        ("Is off work with a slipped disc", HEALTH), ("Cracked a rib snowboarding in Andorra", HEALTH),
     ],
 )
 def test_the_backstop_finds_what_is_said_about_the_user(text: str, category: str) -> None:
@@ -99,7 +101,9 @@ def test_the_backstop_finds_what_is_said_about_the_user(text: str, category: str
         "Works on diabetes research software", "Is a liberal arts student", "Is conservative about code changes",
         "Their cat has diabetes", "Their sister is pregnant", "Has a girlfriend named Mia", "Is straight-edge",
         "Visited a Buddhist temple in Kyoto", "Saving up for a trip to Japan", "Bought a PS5 for 500 euros",
-        "Works as a loan officer", "Likes praying mantis photography",
+        "Works as a loan officer", "Likes praying mantis photography", "Pulled back from the house sale",
+        "Broke the arm of the garden chair", "Jake's daughter broke her arm at gymnastics",
+        "Nina's mother had knee surgery", "Their favourite player tore his ACL",
     ],
 )
 def test_the_backstop_keeps_jobs_interests_and_other_peoples_matters(text: str) -> None:
@@ -121,6 +125,7 @@ def test_the_word_triggers_only_skip_patterns_that_could_not_match() -> None:
     texts = [item["text"] for corpus in (DEV, held_out) for item in corpus["sensitive"]]
     texts += [text for corpus in (DEV, held_out) for text in corpus["clean"]]
     texts += [f"I'm {word}" for word in ("gay", "Muslim", "a Democrat", "pregnant", "broke")]
+    texts += ["Sprained my left ankle", "Had my tonsils out at 27", "Is recovering from a herniated disc"]
     assert [_scan(text, triggers=True) for text in texts] == [_scan(text, triggers=False) for text in texts]
 
 

@@ -205,6 +205,26 @@ _PROCEDURE = _any(
     r"ffs", r"facial femini[sz]ation", r"a skin graft", r"a (?:hip|knee|shoulder) replacement",
     r"a (?:blood )?transfusion", r"a spinal fusion", r"a (?:double )?mastectomy",
 )
+# An injury to the user's body ("broke her wrist", "tore his ACL", "a slipped disc"), and an organ taken out ("had
+# her gallbladder removed"): a possessive or an article must come first, so "pulled back" or "broke the arm of the
+# chair" stay.
+_BODY_PART = _any(
+    r"wrists?", r"ankles?", r"arms?", r"legs?", r"collarbones?", r"ribs?", r"hips?", r"knees?", r"back", r"shoulders?",
+    r"acl", r"mcl", r"meniscus", r"hamstrings?", r"achilles(?: tendon)?", r"fingers?", r"toes?", r"elbows?", r"neck",
+    r"pelvis", r"jaw", r"nose", r"foot", r"feet", r"hands?", r"rotator cuff", r"spine", r"vertebrae?", r"kneecaps?",
+    r"cruciate(?: ligament)?", r"ligaments?", r"tendons?", r"calf", r"groin", r"thumbs?", r"skull", r"cheekbones?",
+    r"coccyx", r"tailbone", r"shins?", r"heels?", r"discs?", r"eye socket",
+)
+_INJURED = _any(
+    r"broke", r"breaks?", r"breaking", r"fractured?", r"fractures", r"fracturing", r"sprain(?:s|ed|ing)?",
+    r"dislocat(?:es|ed|ing)", r"tore", r"tears?", r"tearing", r"ruptured?", r"ruptures", r"injur(?:es|ed|ing)",
+    r"hurt(?:s|ing)?", r"pulled", r"pulls?", r"twist(?:s|ed|ing)?", r"slipped", r"crack(?:s|ed|ing)?",
+    r"bruised", r"strained",
+)
+_ORGAN = _any(
+    r"gall ?bladder", r"appendix", r"thyroid", r"tonsils", r"spleen", r"a kidney", r"kidney", r"ovar(?:y|ies)",
+    r"uterus", r"womb", r"prostate", r"adenoids", r"a lung", r"breasts?", r"colon", r"bowel",
+)
 _THERAPY = _any(
     r"therapy", r"therapists?", r"psychiatrists?", r"psychologists?", r"counsel+ors?", r"counsel+ing", r"rehab",
     r"psychotherapy", r"cbt", r"emdr",
@@ -282,6 +302,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                  rf"been in|weekly|regular)\s+(?:a |an |their |his |her |weekly |couples )?{_THERAPY}\b"),
         (HEALTH, rf"\b(?:had|has had|undergo(?:ne|ing|es)?|underwent|scheduled for|waiting for|recovering from|after|"
                  rf"going through)\s+(?:a |an |their |his |her )?(?:[\w'-]+ ){{0,2}}?{_PROCEDURE}\b"),
+        (HEALTH, rf"\b{_INJURED}\s+(?:his|her|their|my|a|an)\s+(?:left\s+|right\s+|lower\s+|upper\s+)?{_BODY_PART}\b"
+                 rf"|\b(?:a|his|her|their|my)\s+(?:broken|fractured|sprained|dislocated|torn|slipped|herniated)\s+"
+                 rf"(?:left\s+|right\s+)?{_BODY_PART}\b"
+                 rf"|\b(?:had|has had|having|getting|got)\s+(?:his|her|their|my)\s+{_ORGAN}\s+"
+                 rf"(?:removed|out|taken out)\b"),
         (HEALTH, r"\b(?:their|his|her|my) mental health\b|\b(?:uses?|using|wears?|wearing) (?:a |an )?"
                  r"(?:wheelchair|hearing aids?|cochlear implant|prosthetic \w+|insulin pump|glucose monitor)\b"
                  r"|\btrying to conceive\b|\bsober (?:for|since)\b|\b(?:quit|stopped) drinking\b"),
@@ -426,8 +451,9 @@ def _needed_words(pattern: str) -> set[str]:
 _TRIGGER_WORDS: dict[str, frozenset[str]] = {
     category: frozenset().union(*(_needed_words(fragment) for fragment in fragments))
     for category, fragments in (
-        (HEALTH, (_CONDITION, _STATE, _MEDICINE, _PROCEDURE, _THERAPY, r"mental", r"wheelchair", r"hearing",
-                  r"cochlear", r"prosthetic", r"insulin", r"glucose", r"conceive", r"sober", r"drinking")),
+        (HEALTH, (_CONDITION, _STATE, _MEDICINE, _PROCEDURE, _THERAPY, _INJURED, r"broken", r"fractured",
+                  r"sprained", r"dislocated", r"torn", r"slipped", r"herniated", _ORGAN, r"mental", r"wheelchair",
+                  r"hearing", r"cochlear", r"prosthetic", r"insulin", r"glucose", r"conceive", r"sober", r"drinking")),
         (SEX_LIFE, (_ORIENTATION, r"came", r"coming", r"sex", r"libido", r"kink", r"bdsm", r"fetish", r"polyamor",
                     r"open", r"swinger", r"hook", r"one-night", r"virgin", r"celiba")),
         (RELIGION, (_FAITH, r"church", r"mass", r"mosque", r"synagogue", r"temple", r"gurdwara", r"shul", r"services",
@@ -471,11 +497,12 @@ def _possible(text: str) -> set[str]:
 
 # "Their cat has diabetes", "Her mother is Catholic": about someone else when a person or pet of theirs comes first.
 _SOMEONE_ELSE = re.compile(
-    r"\b(?:their|his|her|my|a|the|whose)\s+(?:\w+\s+)?(?:cat|dog|pet|horse|mother|mom|mum|father|dad|parents?"
+    r"\b(?:their|his|her|my|a|the|whose|\w+['’]s)\s+(?:\w+\s+)?(?:cat|dog|pet|horse|mother|mom|mum|father|dad|parents?"
     r"|sister|brother|siblings?|friends?|partner|wife|husband|spouse|sons?|daughters?|kids?|child(?:ren)?|baby"
     r"|grandma|grandmother|grandfather|grandpa|grandparents?|aunt|uncle|cousin|colleagues?|co-?workers?|boss"
     r"|neighbou?rs?|roommates?|flatmates?|boyfriend|girlfriend|fianc[ée]e?|in-laws?|nephew|niece|team ?mates?"
-    r"|clients?|patients?|students?|characters?|protagonist|band|party|company)(?:'s)?\b"
+    r"|clients?|patients?|students?|characters?|protagonist|band|party|company|players?|bandmates?|wingers?"
+    r"|strikers?|goalkeeper)(?:'s)?\b"
     r"|\b(?:people|others|users|customers|someone|anyone|everyone|children|kids|patients|clients|students|pupils"
     r"|residents|families|adults|teens|teenagers|veterans|refugees|migrants|survivors)\b"
     r"|\b(?:married to|engaged to|son of|daughter of|child of|raised by)\b",
