@@ -88,6 +88,11 @@ def test_the_mark_travels_with_the_extraction_and_unmarked_facts_keep_their_shap
         ("Is behind on rent this month", FINANCES), ("Broke her wrist skating last month", HEALTH),
         ("Tore his ACL playing five-a-side", HEALTH), ("Had her gallbladder removed in December", HEALTH),
         ("Is off work with a slipped disc", HEALTH), ("Cracked a rib snowboarding in Andorra", HEALTH),
+        ("Has been a Jehovah's Witness all their life", RELIGION), ("Follows Shia Islam", RELIGION),
+        ("Does the 5am fajr prayer", RELIGION), ("Gave up chocolate for Lent", RELIGION),
+        ("Walks to her synagogue every Saturday", RELIGION), ("Is firmly against abortion", POLITICS),
+        ("Joined the climate march in Berlin", POLITICS), ("Describes their politics as centrist", POLITICS),
+        ("Supports Scottish independence", POLITICS), ("Stood as a Pirate Party candidate", POLITICS),
     ],
 )
 def test_the_backstop_finds_what_is_said_about_the_user(text: str, category: str) -> None:
@@ -103,7 +108,9 @@ def test_the_backstop_finds_what_is_said_about_the_user(text: str, category: str
         "Visited a Buddhist temple in Kyoto", "Saving up for a trip to Japan", "Bought a PS5 for 500 euros",
         "Works as a loan officer", "Likes praying mantis photography", "Pulled back from the house sale",
         "Broke the arm of the garden chair", "Jake's daughter broke her arm at gymnastics",
-        "Nina's mother had knee surgery", "Their favourite player tore his ACL",
+        "Nina's mother had knee surgery", "Their favourite player tore his ACL", "Went to Paris in March",
+        "Backs the Raiders every season", "Watched a documentary about Extinction Rebellion",
+        "Supports her daughter's independence", "Teaches a yoga class at their local church hall",
     ],
 )
 def test_the_backstop_keeps_jobs_interests_and_other_peoples_matters(text: str) -> None:
@@ -125,7 +132,8 @@ def test_the_word_triggers_only_skip_patterns_that_could_not_match() -> None:
     texts = [item["text"] for corpus in (DEV, held_out) for item in corpus["sensitive"]]
     texts += [text for corpus in (DEV, held_out) for text in corpus["clean"]]
     texts += [f"I'm {word}" for word in ("gay", "Muslim", "a Democrat", "pregnant", "broke")]
-    texts += ["Sprained my left ankle", "Had my tonsils out at 27", "Is recovering from a herniated disc"]
+    texts += ["Sprained my left ankle", "Had my tonsils out at 27", "Is recovering from a herniated disc",
+              "Observes the Navratri fast", "Goes to every solidarity march", "Phone banks for the Greens"]
     assert [_scan(text, triggers=True) for text in texts] == [_scan(text, triggers=False) for text in texts]
 
 

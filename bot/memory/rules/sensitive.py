@@ -240,7 +240,8 @@ _FAITH = _any(
     r"jehovah'?s witness", r"muslim", r"islam", r"sunni", r"shi'?a", r"jewish", r"a jew", r"judaism", r"hindu",
     r"hinduism", r"buddhis[mt]", r"sikh", r"sikhism", r"jain", r"pagan", r"wiccan", r"atheist", r"agnostic",
     r"religious", r"spiritual", r"a believer", r"quaker", r"amish", r"baha'?i", r"taoist", r"shinto",
-    r"zoroastrian", r"rastafarian", r"scientologist", r"unitarian",
+    r"zoroastrian", r"rastafarian", r"scientologist", r"unitarian", r"wicca", r"(?:seventh-day )?adventist", r"coptic",
+    r"sufi",
 )
 _PARTY = _any(
     r"labour(?: party)?", r"the conservatives?", r"conservatives?(?= party| in| at|$|[.,])", r"tor(?:y|ies)",
@@ -286,6 +287,30 @@ _MONEY = (
     r"|\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks|usd|eur|gbp|[€$£]))"
 )
 
+# What a believer does: fasts, prayers, scripture, their own place of worship ("walks to her synagogue").
+_OBSERVANCE = (
+    r"\bobserv(?:es|ing|e|ed) (?:the )?[\w-]+ fast\b|\b(?:gave|gives?|giving|given) up\b[^.;]{0,40}?\bfor lent\b"
+    r"|\b(?:fajr|dhuhr|zuhr|maghrib|tahajjud|salah|salat|namaz|jummah|jumu'?ah|langar)\b|\bfriday prayers?\b"
+    r"|\breads? (?:\w+ ){0,4}?(?:the )?(?:bible|quran|qur'an|koran|torah|bhagavad gita|gita)\b"
+    r"(?! stories| as (?:literature|history|a text))"
+    r"|\b(?:their|his|her|my|our) (?:local )?(?:church|mosque|synagogue|gurdwara|parish|congregation|shul|mandir)\b"
+    r"(?!['’]?s? (?:hall|car park|parking|café|cafe|grounds|building|jumble|fete|fair|bazaar))"
+)
+# A political opinion held or acted on: a stance on an issue, a protest or a movement joined.
+_POLITICAL_STANCE = (
+    r"\bdescribes? (?:their|his|her|my) politics as\b"
+    r"|\b(?:is |are |am )?(?:firmly |strongly |fiercely |staunchly |vocally )?(?:against|opposed to|opposes|opposing)"
+    r" (?:the )?(?:abortion|immigration|monarchy|gun control|death penalty|capital punishment|brexit"
+    r"|same-sex marriage|gay marriage)\b"
+    r"|\b(?:supports?|supporting|backs?|in favou?r of|believes? in|campaigns? for|wants?)\s+(?:much\s+)?"
+    r"(?:stricter\s+|tighter\s+)?(?:gun control|abortion rights|(?-i:[A-Z][a-z]+) independence|the monarchy"
+    r"|a republic|proportional representation)\b"
+    r"|\b(?:joins?|joined|joining|goes to|went to|going to|attends?|attended|at|on)\s+(?:every |the |a |an "
+    r"|several |all the )?(?:[\w'-]+\s+){0,3}?(?:protests|marches|demonstrations|rallies|picket lines"
+    r"|(?:protest|solidarity|anti-[\w-]+|climate|peace|pro-[\w-]+) (?:march|rally|demonstration))\b"
+    r"|\b(?:with|joined|joins|member of|protests? with|protested with) (?:the )?(?:extinction rebellion"
+    r"|just stop oil|black lives matter|march for life|fridays for future|letzte generation)\b"
+)
 _BE_SHORT = r"(?<=\w)['’](?:m|re)"  # "I'm", "they're" (not "it's": the user is "I" or "they")
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(pattern, _FLAGS))
@@ -317,18 +342,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (SEX_LIFE, r"\b(?:sexual orientation|(?:their|his|her|my) sexuality|sex life|sex drive|libido|kinks?|kinky"
                    r"|bdsm|fetish(?:es)?|polyamor(?:ous|y)|open relationship|swingers?|hook-?ups?|one-night stands?"
                    r"|virgin(?:ity)?|celiba(?:te|cy)|sexually active|sex work(?:er)?)\b"),
-        (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|identif(?:y|ies|ied) as|raised|became|become|"
-                   rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|devout|observant|born-again))\s+(?:an? |the )?"
-                   rf"(?:\w+\s+)?{_FAITH}\b"),
-        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses)\s+(?:\w+\s+){0,2}?"
+        (RELIGION, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|were|been|identif(?:y|ies|ied) as|raised|became|become|"
+                   rf"convert(?:s|ed)? to|practi[cs](?:ing|es|e)|follows?|following|devout|observant|born-again))\s+"
+                   rf"(?:an? |the )?(?:\w+\s+)?{_FAITH}\b"),
+        (RELIGION, r"\b(?:goes to|going to|go to|attends?|attending|went to|never misses|walks to"
+                   r"|(?:goes|going|go|went) back to)\s+(?:\w+\s+){0,2}?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
         (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+mantis)"
                    r"|\bfast(?:s|ing|ed)? (?:during|for|on) (?:ramadan|lent|yom kippur)"
                    r"|\bobserv(?:es|ing|e) (?:the )?(?:shabbat|sabbath|ramadan|lent|passover|yom kippur)"
-                   r"|\b(?:keeps?|keeping|eats? only|only eats) (?:kosher|halal)\b"
+                   r"|\b(?:keeps?|keeping|eats? only|only eats) (?:kosher|halal|shabbat|sabbath|the sabbath)\b"
+                   rf"|{_OBSERVANCE}"
                    r"|\b(?:their|his|her|my) (?:faith|religion|religious beliefs)\b|\bbelieves? in god\b"
-                   r"|\bwears? (?:a |the )?(?:hijab|turban|kippah|yarmulke|niqab|burqa)\b"
+                   r"|\b(?:wears?|wearing|wore) (?:a |the )?(?:hijab|turban|kippah|yarmulke|niqab|burqa)\b"
                    r"|\b(?:baptized|baptised|bar mitzvah|bat mitzvah)\b"),
         (POLITICS, rf"\b(?:votes?|voted|voting|will vote|plans? to vote)\s+(?:for\s+|against\s+)?(?:the\s+)?"
                    rf"(?:\w+\s+){{0,1}}?{_PARTY}\b"),
@@ -346,14 +373,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    rf"donat(?:es|ed|ing)? (?:\w+ ){{0,2}}?to|gives? (?:\w+ ){{0,2}}?to|pays? (?:\w+ ){{0,2}}?to|"
                    rf"volunteer(?:s|ed|ing)? for|joined|canvass(?:es|ed|ing)? for|"
                    rf"leaflet(?:s|ed|ing)? for|knock(?:s|ed|ing)? (?:on )?doors for|phone-?bank(?:s|ed|ing)? for|"
-                   rf"stood for|(?:is|was) a (?:councillor|candidate|activist|organi[sz]er) for)\s+(?:the\s+)?"
-                   rf"(?:local\s+)?{_PARTY}(?:'s)?\b"),
+                   rf"stood for|backs?|backing|(?:councillor|candidate|activist|organi[sz]er|polling agent|canvasser"
+                   rf"|campaigner) for)\s+(?:the\s+)?(?:local\s+|(?-i:[A-Z][a-z]+)\s+)?{_PARTY}(?:'s)?\b"
+                   rf"|\b(?:stood|stands|standing|ran|runs|running) as (?:an? )?{_PARTY} candidate\b"
+                   rf"|\bphone[- ]bank(?:s|ed|ing)? for (?:the )?{_PARTY}(?: campaign)?\b"),
         (POLITICS, r"\b(?:donat(?:es|ed|ing)? to|volunteer(?:s|ed|ing)? (?:for|on)|canvass(?:es|ed|ing)? for"
                    r"|work(?:s|ed|ing)? on|phone-?bank(?:s|ed|ing)? for|knock(?:s|ed|ing)? (?:on )?doors for)\s+"
                    r"(?:[\w.-]+\s+){0,3}?(?:[\w-]+(?:'s|s'|’s)\s+(?:re-?election\s+|presidential\s+|senate\s+"
                    r"|mayoral\s+|primary\s+)?campaign|(?:re-?election|presidential|election|senate|mayoral"
                    r"|congressional|political|primary|leadership|general election)\s+campaign)\b"),
-        (POLITICS, r"\b(?:pro-life|pro-choice|anti-abortion|anti-immigration|pro-gun|anti-gun|left-wing|right-wing"
+        (POLITICS, rf"{_POLITICAL_STANCE}"
+                   r"|\b(?:pro-life|pro-choice|anti-abortion|anti-immigration|pro-gun|anti-gun|left-wing|right-wing"
                    r"|far-left|far-right|political (?:views|opinions|beliefs|leanings|affiliation)"
                    r"|politically (?:conservative|liberal|left|right|progressive))\b"),
         (FINANCES, rf"\b(?:earns?|earning|earned|makes?|making|made|(?:gets? |is )?paid|takes? home|salary|income"
@@ -459,8 +489,9 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
         (RELIGION, (_FAITH, r"church", r"mass", r"mosque", r"synagogue", r"temple", r"gurdwara", r"shul", r"services",
                     r"bible", r"confession", r"prayer", r"pray", r"ramadan", r"lent", r"yom", r"shabbat", r"sabbath",
                     r"passover", r"kosher", r"halal", r"faith", r"religio", r"god", r"hijab", r"turban", r"kippah",
-                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah")),
-        (POLITICS, (r"vot", _PARTY, _LEANING, r"pro-", r"anti-", r"left-wing", r"right-wing", r"far-", r"politic")),
+                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah", _OBSERVANCE)),
+        (POLITICS, (r"vot", _PARTY, _LEANING, r"pro-", r"anti-", r"left-wing", r"right-wing", r"far-", r"politic",
+                    r"candidate", r"phone", _POLITICAL_STANCE)),
         (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
                     r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
                     r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
