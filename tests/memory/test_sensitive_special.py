@@ -129,6 +129,11 @@ from bot.memory.rules.withhold import NO_REQUESTS, Requests, fact_withheld
         ("Their gym stores a template of their palm for entry", BIOMETRIC),
         ("Has two CCJs from their twenties", FINANCES),
         ("Es afiliada de la CGT desde 2015", TRADE_UNION),
+        ("Has been in Unite for thirty years", TRADE_UNION),
+        ("Out with the RMT again this week", TRADE_UNION),
+        ("Has a union meeting tonight about the pay offer", TRADE_UNION),
+        ("Is trying to unionise the coffee shop", TRADE_UNION),
+        ("User is a librarian who is on strike with her union", TRADE_UNION),
         ("Tem uma autorização pendente e um pedido de asilo", IMMIGRATION),
         ("Frecuenta la iglesia evangélica del barrio", RELIGION),
         ("Hatte einen Gentest und ist Träger einer BRCA-Mutation", GENETIC),
@@ -199,6 +204,8 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "Got a caution from the referee for time-wasting",
         "My sister runs a ceramics studio and I help her glaze pots on Sundays",  # an acronym only in capitals
         "I help her add up the bills every month",
+        "Read an article about unionisation at Amazon",
+        "Their union was blessed in June",
     ],
 )
 def test_the_patterns_leave_look_alikes_alone(text: str) -> None:

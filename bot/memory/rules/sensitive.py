@@ -541,7 +541,9 @@ _SOMEONE_ELSE = re.compile(
 )
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
-_DESCRIBES_THE_USER = re.compile(r"\s*(?:is|was|am|works as|['’]m)\s+an?\b", _FLAGS)
+_DESCRIBES_THE_USER = re.compile(
+    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
+)
 _CLAUSE_START = re.compile(
     r"[.;!?。；，、]|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
 )

@@ -251,7 +251,12 @@ _INDIRECT: tuple[tuple[str, str], ...] = (
                   r"(?!\s+(?:card|debit|credit|points|rewards|to (?:visit|travel|go)|for (?:a |the |their )?(?:trip"
                   r"|holiday|vacation|visit|honeymoon))\b)"
                   r"|\b(?:became|becoming|become) an? (?:\w+ )?citizen\b|\bnaturali[sz]ed\b"),
-    (TRADE_UNION, rf"\b(?:is in|joined|member of|belongs to|active in)\s+(?:the\s+)?{_UNIONS}\b"
+    (TRADE_UNION, rf"\b(?:is in|been in|joined|member of|belongs to|active in|out with)\s+(?:the\s+)?{_UNIONS}\b"
+                  rf"|\b{_UNIONS}\s+(?:subs|dues|meeting|ballot)\b|\btuc (?:march|rally|conference)\b"
+                  r"|\b(?:with|in|from|by|for|to) (?:their|his|her|my|our) union\b(?!\s+(?:jack|flag))"
+                  r"|\bunion (?:meeting|drive|pin|badge)s?\b"
+                  r"|\b(?:organi[sz]\w*|lead|leads|led|leading|helped|help(?:s|ing)?|trying|tried|tries|start(?:s|ed|ing)?"
+                  r"|push(?:es|ed|ing)?)\s+(?:to\s+)?(?:\w+\s+){0,4}?(?:unioni[sz](?:e|ed|ing|ation)|union drive)\b"
                   r"|\b(?:member of|joined|belongs to|active in|rep for|dues to)\s+(?:the|their|a)\s+"
                   r"(?:[\w'-]+\s+){0,2}?(?<!credit )(?<!student )(?<!students' )(?<!european )(?<!rugby )"
                   r"(?<!oxford )(?<!cambridge )(?<!soviet )(?<!customs )union\b(?!\s+(?:bar|station|street|square"
