@@ -113,6 +113,8 @@ def test_a_private_key_block_is_found_whole() -> None:
         "The verification code expires in 10 minutes",
         "Saved the report as Q3-forecast-2024-final.xlsx",  # words and small numbers joined: a name, not a key
         "Works on the branch feature/JIRA-4411-fix-login-bug",
+        "Their Spotify playlist 37i9dQZF1DXcBWIGoYBM5M is on repeat",  # public by the name before it
+        "Added ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl to the server",
     ],
 )
 def test_facts_that_only_look_technical_are_kept(text: str) -> None:
