@@ -206,6 +206,13 @@ def test_what_the_user_says_about_themselves_is_caught(text: str, category: str)
         "I help her add up the bills every month",
         "Read an article about unionisation at Amazon",
         "Their union was blessed in June",
+        "Is in equity research at Barclays",
+        "Had a prospect meeting with a new client",
+        "Helped write a report on unionisation in retail",
+        "Reported on the protests in Hong Kong",
+        "Works against immigration fraud as a lawyer",
+        "Cracks her neck when stressed",
+        "Twisted my arm into coming to the party",
     ],
 )
 def test_the_patterns_leave_look_alikes_alone(text: str) -> None:

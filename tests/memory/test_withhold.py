@@ -93,6 +93,7 @@ def test_the_mark_travels_with_the_extraction_and_unmarked_facts_keep_their_shap
         ("Walks to her synagogue every Saturday", RELIGION), ("Is firmly against abortion", POLITICS),
         ("Joined the climate march in Berlin", POLITICS), ("Describes their politics as centrist", POLITICS),
         ("Supports Scottish independence", POLITICS), ("Stood as a Pirate Party candidate", POLITICS),
+        ("I'm a nurse who has type 1 diabetes", HEALTH),
     ],
 )
 def test_the_backstop_finds_what_is_said_about_the_user(text: str, category: str) -> None:

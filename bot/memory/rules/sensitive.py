@@ -218,7 +218,8 @@ _BODY_PART = _any(
 _INJURED = _any(
     r"broke", r"breaks?", r"breaking", r"fractured?", r"fractures", r"fracturing", r"sprain(?:s|ed|ing)?",
     r"dislocat(?:es|ed|ing)", r"tore", r"tears?", r"tearing", r"ruptured?", r"ruptures", r"injur(?:es|ed|ing)",
-    r"hurt(?:s|ing)?", r"pulled", r"pulls?", r"twist(?:s|ed|ing)?", r"slipped", r"crack(?:s|ed|ing)?",
+    r"hurt(?:s|ing)?", r"pulled", r"pulls?", r"twist(?:s|ed|ing)?(?! (?:my|his|her|their) arm)", r"slipped",
+    r"crack(?:s|ed|ing)?(?! (?:my|his|her|their) (?:neck|back|knuckles))",
     r"bruised", r"strained",
 )
 _ORGAN = _any(
@@ -301,11 +302,11 @@ _POLITICAL_STANCE = (
     r"\bdescribes? (?:their|his|her|my) politics as\b"
     r"|\b(?:is |are |am )?(?:firmly |strongly |fiercely |staunchly |vocally )?(?:against|opposed to|opposes|opposing)"
     r" (?:the )?(?:abortion|immigration|monarchy|gun control|death penalty|capital punishment|brexit"
-    r"|same-sex marriage|gay marriage)\b"
+    r"|same-sex marriage|gay marriage)\b(?!\s+(?:fraud|law|lawyers?|officers?|polic(?:y|ies)|cases?))"
     r"|\b(?:supports?|supporting|backs?|in favou?r of|believes? in|campaigns? for|wants?)\s+(?:much\s+)?"
     r"(?:stricter\s+|tighter\s+)?(?:gun control|abortion rights|(?-i:[A-Z][a-z]+) independence|the monarchy"
     r"|a republic|proportional representation)\b"
-    r"|\b(?:joins?|joined|joining|goes to|went to|going to|attends?|attended|at|on)\s+(?:every |the |a |an "
+    r"|\b(?:joins?|joined|joining|goes to|went to|going to|attends?|attended)\s+(?:every |the |a |an "
     r"|several |all the )?(?:[\w'-]+\s+){0,3}?(?:protests|marches|demonstrations|rallies|picket lines"
     r"|(?:protest|solidarity|anti-[\w-]+|climate|peace|pro-[\w-]+) (?:march|rally|demonstration))\b"
     r"|\b(?:with|joined|joins|member of|protests? with|protested with) (?:the )?(?:extinction rebellion"
@@ -542,7 +543,7 @@ _SOMEONE_ELSE = re.compile(
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(
-    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
+    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
 )
 _CLAUSE_START = re.compile(
     r"[.;!?。；，、]|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
