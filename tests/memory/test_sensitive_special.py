@@ -253,7 +253,8 @@ def test_the_word_gate_skips_no_pattern_that_would_match() -> None:
     "text",
     ["Hat Multiple Sklerose", "Es militante de Podemos", "Ist asexuell", "Bezieht Buergergeld", "Tiene diabetes tipo 2",
      "Is homoseksueel", "Got a 30-day chip at AA", "Sings in a gay men's chorus", "Trabaja como enfermera",
-     "Is on Jobseeker's Allowance", "Fährt gern Rennrad und hat Typ-2-Diabetes"],
+     "Is on Jobseeker's Allowance", "Fährt gern Rennrad und hat Typ-2-Diabetes",
+     "Attend la réponse de l'OFPRA depuis huit mois", "Il ginecologo dice che ho l'endometriosi"],
 )
 def test_the_word_gate_reads_other_languages_and_new_wordings(text: str) -> None:
     """Other-language frames and the indirect wordings pass the same word gate: it skips only what cannot match."""

@@ -490,9 +490,13 @@ _TRIGGER_WORDS: dict[str, frozenset[str]] = {
         (RELIGION, (_FAITH, r"church", r"mass", r"mosque", r"synagogue", r"temple", r"gurdwara", r"shul", r"services",
                     r"bible", r"confession", r"prayer", r"pray", r"ramadan", r"lent", r"yom", r"shabbat", r"sabbath",
                     r"passover", r"kosher", r"halal", r"faith", r"religio", r"god", r"hijab", r"turban", r"kippah",
-                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah", _OBSERVANCE)),
+                    r"yarmulke", r"niqab", r"burqa", r"bapti", r"mitzvah", r"fast", r"fajr", r"dhuhr", r"zuhr",
+                    r"maghrib", r"tahajjud", r"salah", r"salat", r"namaz", r"jummah", r"jumu", r"langar", r"friday",
+                    r"quran", r"qur", r"koran", r"torah", r"gita", r"parish", r"congregation", r"mandir")),
         (POLITICS, (r"vot", _PARTY, _LEANING, r"pro-", r"anti-", r"left-wing", r"right-wing", r"far-", r"politic",
-                    r"candidate", r"phone", _POLITICAL_STANCE)),
+                    r"candidate", r"phone", r"abortion", r"immigration", r"monarchy", r"gun", r"death", r"capital",
+                    r"same-sex", r"gay", r"republic", r"proportional", r"protest", r"march", r"demonstration",
+                    r"rally", r"rallies", r"picket", r"extinction", r"oil", r"lives", r"life", r"fridays", r"letzte")),
         (FINANCES, (r"debt", r"bankrupt", r"insolven", r"foreclosure", r"repossess", r"overdra", r"maxed",
                     r"paycheck", r"payday", r"credit", r"worth", r"food", r"poverty", r"financ", r"money", r"broke",
                     r"rent", r"payment", r"bills", r"welfare", r"benefit", r"unemployment", r"mortgage", r"loan",
@@ -511,9 +515,9 @@ _WORD = re.compile(r"[\w'’-]+")
 
 def _prefixes(text: str) -> set[str]:
     """The word prefixes of `text` the trigger words are looked up among: each word's, and each part's of a
-    hyphenated word ("typ-2-diabetes" gives "diab" too)."""
+    hyphenated or elided word ("typ-2-diabetes" gives "diab" too, "l'OFPRA" gives "ofpra")."""
     words = _WORD.findall(text.lower())
-    words += [part for word in words if "-" in word for part in word.split("-")[1:]]
+    words += [part for word in words for part in re.split(r"[-'’]", word)[1:] if part]
     return {word[:length] for word in words for length in _TRIGGER_LENGTHS}
 
 
