@@ -110,9 +110,8 @@ _BASE64_LETTER = "A-Za-z0-9+/="
 def words_in_clear(words: tuple[str, ...], stored: bytes) -> list[str]:
     """The `words` that `stored` holds as words of plain text: not touched on either side by a base64 letter.
 
-    Sealed values are base64, where a short word turns up by chance (a given four-letter word about once in sixteen
-    million positions, so now and then in a run of the whole suite); a plain copy of it (a JSON string, a table
-    column, a log line) has a space, a quote or a stop beside it."""
+    Sealed values are base64, where a short word turns up by chance now and then across runs of the suite; a plain
+    copy of it (a JSON string, a table column, a log line) has a space, a quote or a stop beside it."""
     return [
         word
         for word in words
