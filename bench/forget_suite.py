@@ -201,12 +201,16 @@ async def leaks(service: MemoryService, folder: Path, user: int, case: dict[str,
     return in_prompt or in_bytes
 
 
-def withheld_by(case: dict[str, Any]) -> str:
-    """Which gate held back a statement: the credential gate cuts a word of the message before the model reads it
-    (so the scripted model, which answers the message as written, writes nothing) or refuses the fact; the
-    sensitive backstop refuses the fact."""
+def withheld_by(case: dict[str, Any], sent: list[str]) -> str:
+    """Which gate held back a statement, given the user turns the model was `sent`: the credential gate cuts a word
+    of the message before the model reads it (so the scripted model, which answers the message as written, writes
+    nothing) or refuses the fact; the sensitive backstop refuses the fact."""
+    if case["said"] not in sent:
+        if any("removed]" in text for text in sent[-2:]):
+            return "the credential gate, on arrival"
+        return "a change to the message before the model read it"
     if any(credentials_together([case["said"]])) or any(credentials_together([case["fact"]])):
-        return "the credential gate"  # each read alone and as a batch, as arrival and the write gate read them
+        return "the credential gate"  # read as arrival and the write gate read a batch, here of one text
     if sensitive.categories_in(case["fact"]):
         return "the sensitive backstop"
     return "neither gate, reading the statement as written (the engine may have reworded it, as a date)"
@@ -232,10 +236,7 @@ async def run_case(
     fact = next((f for f in memory.facts if is_learned(case["fact"], f.content)), None)
     if fact is None:  # withheld by a gate as it was first said: counted, and nothing to take back
         outcome.withheld_first += 1
-        gate = withheld_by(case) if case["said"] in model.sent else (
-            "the credential gate, on arrival" if any("removed]" in text for text in model.sent[-2:])
-            else "a change to the message before the model read it")
-        outcome.withheld[case["id"]] = gate
+        outcome.withheld[case["id"]] = withheld_by(case, model.sent)
         return
     clock.now += timedelta(minutes=2)
     if case["kind"] == "forget":
