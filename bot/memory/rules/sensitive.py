@@ -511,13 +511,14 @@ _TRIGGER_LENGTHS = frozenset(
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[\w'’-]+")
+_JOINED = re.compile(r"[-'’]")  # a hyphen or an elision's apostrophe inside a word
 
 
 def _prefixes(text: str) -> set[str]:
     """The word prefixes of `text` the trigger words are looked up among: each word's, and each part's of a
     hyphenated or elided word ("typ-2-diabetes" gives "diab" too, "l'OFPRA" gives "ofpra")."""
     words = _WORD.findall(text.lower())
-    words += [part for word in words for part in re.split(r"[-'’]", word)[1:] if part]
+    words += [part for word in words if _JOINED.search(word) for part in _JOINED.split(word)[1:] if part]
     return {word[:length] for word in words for length in _TRIGGER_LENGTHS}
 
 
