@@ -22,28 +22,11 @@ from tests.helpers import calls, dispatch, make_interaction, run_slash
 from tests.support.importing import press as press_import
 from tests.support.importing import preview_of, run_import
 from tests.support.llm_server import extraction
-from tests.support.storage import words_in_clear
+from tests.support.storage import everything_stored, stored_text, words_in_clear
 
 FACT = "Keeps bees on a rooftop in Lyon and sells the honey at the Saturday market."
 WORDS = ("bees", "Lyon", "honey", "Beekeeper")
 KEY = new_master_key_text()
-
-
-async def database_text(url: str | None) -> bytes:
-    if url is None:
-        return b""
-    conn = await asyncpg.connect(url)
-    try:
-        found = []
-        for table in await conn.fetch("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"):
-            found += [row[0] for row in await conn.fetch(f'SELECT t::text FROM "{table["table_name"]}" t')]
-        return "\n".join(found).encode()
-    finally:
-        await conn.close()
-
-
-def files_text(root: Path) -> bytes:
-    return b"\n".join(path.read_bytes() for path in root.rglob("*") if path.is_file())
 
 
 @pytest.fixture(params=["files", "postgres"])
@@ -68,7 +51,7 @@ async def test_sealed_memory_is_learned_recalled_shown_and_forgotten_through_dis
     h.llm.extract = lambda body: extraction(personal="Beekeeper in Lyon", facts=[(FACT, "personal")])
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "I keep bees in Lyon."))
     await h.settle()
-    stored = files_text(data) + await database_text(database.get("database_url"))
+    stored = stored_text(await everything_stored(h.settings)).encode()
     assert words_in_clear(WORDS, stored) == []
 
     await dispatch(h.bot, "message", h.discord.message(scene.alice_dm, scene.alice_user, "what do I sell?"))
@@ -109,10 +92,10 @@ async def test_an_import_waiting_for_its_button_and_the_imported_facts_are_seale
     notes = f"- {FACT}\n- My email password is Zebra-Lantern-42!x\n".encode()
     _, message = preview_of(await run_import(h.bot, ALICE, "notes.md", notes))
     assert message is not None
-    for stored in (files_text(data), await database_text(database.get("database_url"))):
-        assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
+    stored = stored_text(await everything_stored(h.settings)).encode()
+    assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
     await press_import(h, message, "Import", ALICE)
     shown = await h.memory.user(ALICE_ID).show()
     assert [fact.content for fact in shown.facts] == [FACT]
-    for stored in (files_text(data), await database_text(database.get("database_url"))):
-        assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
+    stored = stored_text(await everything_stored(h.settings)).encode()
+    assert words_in_clear(WORDS, stored) == [] and b"Zebra-Lantern" not in stored
