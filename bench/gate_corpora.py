@@ -4,11 +4,11 @@
 
 Always measured, from `bench/corpora/gates/` (see its README): the development sets
 `{credentials,sensitive}_heldout.jsonl` (written before the rules were first tuned),
-`{credentials,sensitive}_fresh.jsonl` and `{credentials,sensitive}_unseen.jsonl` (each written before a later round
-of tuning), whose misses have been read since, and two held-out sets, never tuned on: `{credentials,sensitive}_sealed.jsonl`
-(written by someone who had read neither the rules nor any other set, before the rules were tuned on the unseen sets'
-misses) and `{credentials,sensitive}_final.jsonl` (written the same way before the readers learnt from their last
-written sets). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
+`{credentials,sensitive}_fresh.jsonl`, `{credentials,sensitive}_unseen.jsonl` and
+`{credentials,sensitive}_final.jsonl` (each written before a later round of tuning), whose misses have been read
+since, and two held-out sets, never tuned on: `{credentials,sensitive}_sealed.jsonl` (written by someone who had read
+neither the rules nor any other set, before the rules were tuned on the unseen sets' misses) and
+`{credentials,sensitive}_blind.jsonl` (written the same way before the rules were tuned on the final sets' misses). With `--corpus DIR` (or `GATES_CORPUS_DIR`), also the independent corpora
 `DIR/credentials.jsonl` and `DIR/sensitive.jsonl` of the same format; without it that part is skipped with one
 line. The base figures come from the rules as they were at `--base` (default: the commit before the gates read
 batches), every rule module of that commit loaded from `git show` and run in the same process on the same items;
@@ -45,7 +45,7 @@ from bot.memory.rules import credential_batch, credentials, sensitive
 
 SETS = PROJECT_ROOT / "bench" / "corpora" / "gates"
 BASE = "6f8cc39"
-HELD_OUT = (("held-out", "sealed"), ("held-out (final)", "final"))
+HELD_OUT = (("held-out", "sealed"), ("held-out (blind)", "blind"))
 CREDENTIAL_MISSES, CREDENTIAL_REFUSALS = 0.02, 0.03
 SENSITIVE_MISSES, SENSITIVE_FLAGS = 0.10, 0.03
 Item = dict[str, Any]
@@ -240,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parts = [("development", SETS / "credentials_heldout.jsonl", SETS / "sensitive_heldout.jsonl", args.list),
              ("development (fresh)", SETS / "credentials_fresh.jsonl", SETS / "sensitive_fresh.jsonl", args.list),
              ("development (unseen)", SETS / "credentials_unseen.jsonl", SETS / "sensitive_unseen.jsonl", args.list),
+             ("development (final)", SETS / "credentials_final.jsonl", SETS / "sensitive_final.jsonl", args.list),
              *((name, SETS / f"credentials_{stem}.jsonl", SETS / f"sensitive_{stem}.jsonl", False)
                for name, stem in HELD_OUT)]
     folder = corpus_dir(args.corpus)

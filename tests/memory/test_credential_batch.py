@@ -144,6 +144,8 @@ def test_talk_about_passwords_is_kept(text: str) -> None:
         (["Ember-Grove-4 lol", "yeah that's honestly my email password now"], "Ember-Grove-4"),
         (["Lantern#515 is what I picked", "for the new work login"], "Lantern#515"),
         (["4-4-1-9", "thats the gate code"], "4-4-1-9"),
+        (["3318C", "c'est le digicode de la résidence"], "3318C"),  # a code with its block's letter
+        (["Qm7!tr2Ves", "これは家のルーターのパスワード、覚えといて"], "Qm7!tr2Ves"),  # the name in Japanese
     ],
 )
 def test_a_secret_split_over_messages_is_cut_where_it_stands(
@@ -177,6 +179,7 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(
         ["I like token-10", "I like token-15", "I like token-20"],
         ["remember secret-222222222222222222-1 please", "remember secret-222222222222222222-2 please"],
         ["mi código postal nuevo", "es 28014"],
+        ["the public key of my wireguard peer", "xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="],  # named public first
     ],
 )
 def test_messages_that_only_talk_about_a_secret_are_kept(messages: list[str]) -> None:

@@ -21,6 +21,9 @@ from bot.memory.rules.credential_reader import (
 )
 from bot.memory.rules.credentials import find_credentials, redact
 
+# Sets the readers never learn from: two held out, and the final pair (its errors are read, its items not learnt).
+HELD_OUT = ("sealed", "final", "blind")
+
 # Written for these tests, none of them in the reader's sets (checked below): (text, the secret in it).
 ONLY_THE_READER_FINDS = [
     ("User's Hulu sign-in: jo.m@posteo.de with Pineapple#2024", "Pineapple#2024"),
@@ -111,13 +114,13 @@ def test_its_own_scoring_is_the_fitted_models() -> None:
 
 def test_what_it_learns_from_names_its_secrets_and_is_never_a_held_out_set() -> None:
     """Every secret item names a value its text holds; the held-out sets (`bench/corpora/gates/*_sealed.jsonl`, ids
-    `kc...`, and `*_final.jsonl`, ids `fc...`) measure the shipped gate, so none of their items may be among what
-    the reader learns from."""
+    `kc...`, and `*_blind.jsonl`, ids `ca...`/`cb...`) measure the shipped gate and the final pair (`fc...`) was
+    one, so none of their items may be among what the reader learns from."""
     paths = credential_paths()
-    assert not [path for path in paths if "sealed" in path.name or "final" in path.name]
-    assert (GATES / "credentials_sealed.jsonl").is_file() and (GATES / "credentials_final.jsonl").is_file()
+    assert not [path for path in paths if any(stem in path.name for stem in HELD_OUT)]
+    assert all((GATES / f"credentials_{stem}.jsonl").is_file() for stem in HELD_OUT)
     items = credential_items()
-    held_out = [item for stem in ("sealed", "final") for item in load(GATES / f"credentials_{stem}.jsonl")]
+    held_out = [item for stem in HELD_OUT for item in load(GATES / f"credentials_{stem}.jsonl")]
     assert not {item["id"] for item in items} & {item["id"] for item in held_out}
     held_out_secrets = {plain(credential_text(item)) for item in held_out if item["label"] == "secret"}
     assert not [item for item in items

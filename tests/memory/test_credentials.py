@@ -240,3 +240,52 @@ def test_security_answers_one_time_codes_and_values_after_other_languages_verbs_
 )
 def test_public_keys_ids_placeholders_and_talk_about_security_answers_are_kept(text: str) -> None:
     assert find_credentials(text) == []
+
+
+# Twelve words of the BIP-39 list (not a real wallet's): a seed phrase needs no name to be one.
+SEED = "orbit lemon canvas tiger muffin oyster ladder violin crater pledge summer actor"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"writing this down before the paper fades: {SEED}", SEED),
+        (f"Frase de respaldo de la cartera: {SEED.upper()}, no se la enseñes a nadie", SEED.upper()),
+        ("my bank one is ES9121000418450200051332 pls send the rent there", "ES9121000418450200051332"),  # words after
+        ("Set up Thunderbird with the app-specific password qwhr-zkpt-mvfx-lnbd from iCloud.", "qwhr-zkpt-mvfx-lnbd"),
+        ("the teams hook: https://fabrikam.webhook.office.com/webhookb2/1b2c3d4e-0000-4a4a-9b9b-1c1c1c1c1c1c@"
+         "2d2d2d2d-1111-4b4b-8c8c-3e3e3e3e3e3e/IncomingWebhook/9f8e7d6c5b4a39281706f5e4d3c2b1a0/Vz2kQ9",
+         "https://fabrikam.webhook.office.com/webhookb2/"),
+        ("form posts to https://hooks.zapier.com/hooks/catch/4410337/bq7wkz/ now", "bq7wkz"),
+        ("gitlab backup codes, just in case: 7c1a2-9be40 0d3f8-51a7c 64e2b-c08d1", "7c1a2-9be40"),
+        ("the shed padlock is 2719 now, don't tell the neighbours", "2719"),
+        ("Unlocks the side gate at the community garden with 8354.", "8354"),
+        ("Their answer to \"What was the name of your first teacher?\" is Mrs Okafor.", "Okafor"),
+        ("La respuesta secreta de su cuenta (ciudad natal del padre) es Villarrica.", "Villarrica"),
+        ("age passphrase: The lighthouse hums at midnight", "The lighthouse hums at midnight"),
+        ("The encrypted photo vault (Cryptomator) unlocks with pelican above rusty harbour.", "pelican above rusty"),
+    ],
+)
+def test_seed_phrases_webhooks_lock_codes_and_passphrases_given_plainly_are_cut(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the users table stores $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW for each login",
+        "`$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$Zm9vYmFyYmF6cXV4cXV1eA` is what argon2-cffi gives back",
+        "Our 2FA uses HMAC-SHA1 with 30-second steps.",
+        "我们的密码用 PBKDF2-SHA256 哈希存储",
+        "The checkout page loads Stripe with pk_live_51Hx9QmKqLz8RvWt2Np4Yc6Ud7Je3Fb1Gs0Ah5Ik9Ol2Mn8Pq4Rs6Tu;",
+        "typed my password into the search bar by accident, changed it right away",
+        "keep your backup codes somewhere safe and offline, not in your email",
+        "the recovery phrase page says to write it on paper and never take a photo",
+        "The vault opens with the key under the flower pot.",
+        "my wallet app unlocks with face id on my phone",
+        "the gate is 1200 mm wide",
+        "Wrote a short story about a lighthouse keeper and a pelican in the harbour.",
+    ],
+)
+def test_hashes_algorithms_publishable_keys_and_talk_about_codes_are_kept(text: str) -> None:
+    assert find_credentials(text) == []

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from bot.memory.rules.credential_names import CODE_NAMES, LEAD_INS, LOGIN_NAMES, PASSWORD_NAMES
 from bot.memory.rules.credential_window import chosen
 from bot.memory.rules.credential_words import password_shaped, strongly_shaped
-from bot.memory.rules.credentials import cut, find_credentials
-from bot.memory.rules.findings import PASSWORD, Finding, merged
+from bot.memory.rules.credentials import cut, find_credentials, public_after
+from bot.memory.rules.findings import API_KEY, PASSWORD, TOKEN, Finding, merged
 
 FOLLOWING = 2  # how many later messages may carry the value a message names
 
@@ -57,7 +57,7 @@ _LEAD_IN = re.compile(
     re.IGNORECASE,
 )
 _CODE_VALUE = re.compile(
-    r"(?<![\w:/.,-])(?:#?[A-Z]?\d{3,8}#?(?:[ -]\d{3,4})?|\d(?:[ -]\d){3,7})(?![\w:/.,%-])"
+    r"(?<![\w:/.,-])(?:#?[A-Z]?\d{3,8}[A-Z#]?(?:[ -]\d{3,4})?|\d(?:[ -]\d){3,7})(?![\w:/.,%-])"
 )
 _UNIT_AFTER = re.compile(r"\s*(?:am|pm|h|min|minutes|hours|days|digits?|characters?|chars?|times|%|€|\$|£)\b",
                          re.IGNORECASE)
@@ -74,7 +74,9 @@ _POINTER = re.compile(
     re.IGNORECASE,
 )
 # Names whose value may come first: a password or a login, or a code when the earlier message is only the code.
-_PASSWORD_NAME = re.compile(rf"(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES})(?![\w-])", re.IGNORECASE)
+_PASSWORD_NAME = re.compile(  # CJK names sit between other letters: no word edges
+    rf"(?<![\w-])(?:{PASSWORD_NAMES}|{LOGIN_NAMES})(?![\w-])|密码|密碼|口令|パスワード|비밀번호|비번", re.IGNORECASE
+)
 _CODE_NAME = re.compile(rf"(?<![\w-]){CODE_NAMES}(?![\w-])", re.IGNORECASE)
 _MAX_CODE_WORDS = 8
 _SHORT_MESSAGE = 6  # words: a message this short may be nothing but a value and a remark ("X is what I went with")
@@ -98,6 +100,9 @@ def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
             if not found[earlier] and (given := _named_before(text, texts[earlier])):
                 found[earlier] += given
                 break
+    for index in range(1, len(texts)):  # "wireguard peer public key" … "M1nR40ogsMaI+6I6...": named public before
+        found[index] = [f for f in found[index] if f.kind not in (API_KEY, TOKEN) or f.start > 0
+                        or not public_after(texts[index - 1], texts[index][f.start : f.end])]
     return [merged(findings) for findings in found]
 
 

@@ -76,7 +76,8 @@ _UNIT = re.compile(
 )
 # Words shaped like a password that name a technology: algorithms, encodings, architectures, cloud regions.
 _TECHNICAL = re.compile(
-    r"(?:sha-?\d+|md5|aes-?\d+\w*|rsa-?\d+|ed25519|argon2\w*|pbkdf2\w*|bcrypt|scrypt|base(?:32|64)|utf-?\d+\w*"
+    r"(?:sha-?\d+|md5|aes-?\d+\w*|rsa-?\d+|ed25519|argon2\w*|pbkdf2\w*(?:-sha-?\d+)?|hmac(?:-sha-?\d+|-md5)?"
+    r"|bcrypt|scrypt|base(?:32|64)|utf-?\d+\w*"
     r"|iso-?\d+(?:-\d+)*|x86(?:[_-]64)?|amd64|arm64|aarch64|i[3-9]86|wpa[23]?(?:-\w+)?|wep|tls1?\.?\d*|ssl\d*"
     r"|(?:us|eu|ap|sa|ca|me|af|il|cn)-[a-z]+-\d+|ipv[46]|oauth2?|\d+fa|web3|h\.?26[45]|mp[34]|\w+\.(?:py|js|ts|md"
     r"|txt|env|json|ya?ml|toml|ini|cfg|conf|sh|exe|pdf|docx?|xlsx?|csv|zip|png|jpe?g|html?|log|key|pem|crt)"

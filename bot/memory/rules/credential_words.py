@@ -47,9 +47,10 @@ _PHRASE_NAMES = (
     r"|(?:2fa|mfa|two[\s-]factor)[\s-](?:backup[\s-]|recovery[\s-])?codes?"
     # "Their 1Password master is ...": a password manager's master, however it is called
     r"|(?:1password|bitwarden|keepass(?:xc)?|lastpass|dashlane|enpass|password[\s-]manager)(?:'s)?[\s-]master"
-    r"(?:[\s-](?:password|key|phrase))?"
+    r"(?:[\s-](?:password|pass|key|phrase))?"
     # "The shared drive phrase is ...": a phrase that opens something
-    r"|(?:drive|disk|vault|wallet|backup|encryption|unlock|safe|account|login|laptop|phone)[\s-]phrase)"
+    r"|(?:drive|disk|vault|wallet|backup|encryption|unlock|safe|account|login|laptop|phone)[\s-]phrase"
+    r"|(?:opens|unlocks|decrypts)\s+with\s+(?:the|a|this)\s+phrase)"
 )
 _PASSWORD_HINT = re.compile(
     r"pass|pw|pin|code|cvv|cvc|csc|login|cred|combination|clave|senha|mdp|contrase|wachtwoord|kennwort|phrase"
@@ -77,7 +78,7 @@ _QUOTED = r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{
 _TOKEN = r"[^\s,;]{1,80}"  # noqa: S105 -- a pattern
 # Between the name and the verb: "for the NAS", "on the back of the card", "(don't judge)", "they saved".
 _BETWEEN = (
-    r"(?:\s+(?:for|to|of|on|at|in|de|du|da|do|dela|dele|del|della|für|fürs|zu|van|voor|vom|from|od|от|al|per)"
+    r"(?:\s+(?:for|to|of|on|at|in|de|du|da|do|dela|dele|del|della|für|fürs|zu|van|voor|vom|from|od|от|al|per)\b"
     r"(?:\s+[\w.'’@+-]+){0,5}?)?(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:that\s+)?(?:they|you|i|we|he|she"
     r"|(?:the|my|their|his|her|our|your)\s+\w+)\s+\w+\b(?:\s+(?:me|us|them|him|her))?)?"
 )
@@ -88,7 +89,20 @@ _PASSWORD_GIVEN = re.compile(
     rf"(?:\s*/\s*(?![^\s:]+:){_TOKEN})?)",
     re.IGNORECASE,
 )
+_NAME_ALONE = re.compile(rf"{_PHRASE_NAMES}\s+", re.IGNORECASE)
 _PHRASE_GIVEN = re.compile(rf"\b{_PHRASE_NAMES}(?:{_BETWEEN}\s*{_IS}|\s)\s*([^.!?\n]{{4,200}})", re.IGNORECASE)
+# What opens an encrypted store, given as plain words: "The backup drive (VeraCrypt) unlocks with sailboat under a
+# copper moon."
+_STORE_OPENS_WITH = re.compile(
+    r"\b(?:veracrypt|truecrypt|bitlocker|luks|keepass(?:xc)?|encrypted|encryption|vault|wallet|gpg|pgp|7-?zip"
+    r"|password manager)\b[^.!?\n]{0,40}?\b(?:unlocks?|opens?|decrypts?)\s+with\s+"
+    r"(?P<value>[A-Za-z]+(?: [A-Za-z]+){2,8})(?=\s*(?:$|[.!?\n]))",
+    re.IGNORECASE,
+)
+_OPENED_OTHERWISE = frozenset(  # "opens with face id on my phone", "unlocks with the yubikey": no phrase given
+    ["my", "your", "their", "his", "her", "our", "its", "face", "fingerprint", "touch", "id", "key", "keys", "yubikey",
+     "card", "pin", "code", "password", "app", "phone"]
+)
 _PASSWORD_BEFORE = re.compile(
     rf"(?<![^\s,;])({_QUOTED}|{_TOKEN})\s+(?:is|was|as)\s+(?:my|their|his|her|our|the|a)\s+(?:\w+\s+){{0,2}}?"
     r"(?:password|passphrase|(?P<code>passcode|pin))\b",
@@ -115,6 +129,17 @@ _GETS_IN = re.compile(
     rf"\s+(?P<value>{_QUOTED}|{_TOKEN})",
     re.IGNORECASE,
 )
+# A lock's code given with the lock's name alone: "staff room door is 1405", "opens the back gate of the allotment
+# with 6033" (digits only: "the gate is 1.2 m wide", "opens the door with a smile" are no codes).
+_LOCK = r"(?:door|gate|padlock|lockbox|locker|shed|garage|alarm|safe|bike lock|lock)"
+_LOCK_CODE = re.compile(
+    rf"(?:\b{_LOCK}\s+(?:is|was|=|:)\s+(?:now\s+|still\s+)?(?P<value>\d{{4,8}}[A-Z#]?|\d(?:-\d){{3,7}})"
+    rf"|\b(?:opens?|unlocks?|opening|unlocking)\s+(?:the\s+|my\s+|their\s+|his\s+|her\s+|our\s+)?"
+    rf"(?:[\w'-]+\s+){{0,3}}?{_LOCK}(?:\s+(?:of|to|at|for|on)\s+(?:the\s+)?[\w'-]+(?:\s+[\w'-]+)?)?\s+with\s+"
+    rf"(?:the\s+code\s+)?(?P<opens>\d{{4,8}}[A-Z#]?|\d(?:-\d){{3,7}}))"
+    r"(?![\w,/%-]|\.\d|\s*(?:am|pm|h|min|minutes|hours|days|years|m|km|cm|mm|ft|feet|metres|meters|kg|%|s)\b)",
+    re.IGNORECASE,
+)
 _USE_TO_GET_IN = re.compile(
     rf"\b(?:use|uses|used|using)\s+(?P<named>{_TOKEN})\s+to\s+(?:(?:log|sign)\s*(?:in|on)|get\s+in|unlock)\b",
     re.IGNORECASE,
@@ -133,13 +158,16 @@ _SECURITY_ANSWER = re.compile(
     r"q(?:uestion)?\b|\bmaiden\s+name\s+for\s+(?:[\w'’]+\s+){0,3}?security\s+q(?:uestion)?\b"
     r"|\bréponse\s+à\s+la\s+question\s+secrète|\brespuesta\s+(?:a\s+la\s+)?pregunta\s+de\s+seguridad"
     r"|\bresposta\s+(?:à\s+)?pergunta\s+de\s+segurança|\bantwort\s+auf\s+(?:die\s+)?sicherheitsfrage"
-    r"|\bответ\s+на\s+секретный\s+вопрос)"
-    r"[^.!?\n:—–]{0,60}?(?:\s(?:is|was|est|es|é|ist)|:|\s[—–-])\s*(?:(?:still|now|just)\s+)?"
+    r"|\bответ\s+на\s+секретный\s+вопрос|\b(?:réponse\s+secrète|respuesta\s+secreta|resposta\s+secreta"
+    r"|geheime\s+antwort|risposta\s+segreta)"
+    # the question itself, quoted: "answer to 'What street did you grow up on?' is Larkspur Lane"
+    r"|\banswers?\s+to\s+['\"“‘][^'\"”’\n]{8,80}\?['\"”’])"
+    r"[^.!?\n:—–]{0,60}?(?:\s(?:is|was|est|es|é|ist)\b|:|\s[—–-])\s*(?:(?:still|now|just)\s+)?"
     r"(?P<value>\"[^\"\n]{1,40}\"|“[^”\n]{1,40}”|[A-ZА-Я][\w'’.]*(?:\s+[A-ZА-Я][\w'’.]*){0,2}|[^\s,.;!?()]{2,40})",
 )
 # A passphrase of plain words after a strong name, even one that starts with a common word; unless its words
 # describe the password instead ("is the same as my email one", "is too weak", "is written on the router").
-_PHRASE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){3,9}(?=\s*(?:$|[.,;!?\n]))")
+_PHRASE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){3,9}?(?=\s*(?:$|[.,;!?\n(]|\s(?:lol|haha|lmao|xd)\b))")
 _DESCRIBING_WORDS = (
     """same different too very so not never long short weak strong written saved stored kept lost forgotten
     printed shared changed reset expired managed generated in on with for of from by to somewhere manager app
@@ -273,6 +301,8 @@ def passwords(text: str) -> list[Finding]:
         *_used_to_get_in(text),
         *(Finding(PASSWORD, *match.span(1)) for match in _EXPIRING_CODE.finditer(text)),
         *_security_answers(text),
+        *(Finding(PASSWORD, *match.span(match.lastgroup or 0)) for match in _LOCK_CODE.finditer(text)
+          if not _postal(text, match.start())),
     ]
 
 
@@ -303,15 +333,33 @@ def _named_then_given(text: str) -> list[Finding]:
 
 
 def _given_in_a_phrase(text: str) -> list[Finding]:
-    """Recovery phrases and backup codes after their name, unless what follows is no value ("is lost")."""
+    """Recovery phrases and backup codes after their name, unless what follows is no value ("is lost"); after a
+    colon, a sentence of three or more words even when it opens with an article ("gpg passphrase: The owls are not
+    what they seem!"); plain words that open an encrypted store."""
     found: list[Finding] = []
     for match in _PHRASE_GIVEN.finditer(text):
         value = match.group(1).strip()
         first = value.split()[0].lower()
-        plain = _PHRASE.match(value) and _plain_phrase(value)
-        if (first not in _NOT_A_VALUE and not _ADJECTIVE.fullmatch(first)) or value[:1] in "'\"“" or plain:
+        phrase = _PHRASE.match(value)
+        plain = phrase is not None and _plain_phrase(phrase.group(0))
+        between = text[match.start() : match.start(1)]
+        if not _NAME_ALONE.fullmatch(between) or re.search(r"\d", value[:8]):  # a verb or a colon gives it
+            given = first not in _NOT_A_VALUE and not _ADJECTIVE.fullmatch(first)
+        else:  # the name alone, then words: only a phrase's plain words ("backup codes somewhere offline" is none)
+            given = False
+        if given or value[:1] in "'\"“" or plain or (between.rstrip().endswith(":") and _sentence_given(value)):
             found.append(Finding(PASSWORD, match.start(1), match.end(1)))
+    found += [Finding(PASSWORD, *match.span("value")) for match in _STORE_OPENS_WITH.finditer(text)
+              if _plain_phrase(match.group("value")) and match.group("value").split()[0].lower() not in _NOT_A_VALUE
+              and not _OPENED_OTHERWISE & set(match.group("value").lower().split())]
     return found
+
+
+def _sentence_given(value: str) -> bool:
+    """Three or more words whose first word after an article gives something, not a description ("the same as")."""
+    words = value.lower().split()
+    given = words[1:] if words[0] in ("the", "a", "an") else words
+    return len(words) >= 3 and bool(given) and given[0] not in _NOT_A_VALUE and not _ADJECTIVE.fullmatch(given[0])
 
 
 def _plain_codes(text: str) -> list[Finding]:

@@ -10,7 +10,10 @@ Pure functions of a string (no I/O, no model), so the same decision holds for fa
   (`bot.memory.rules.credential_words`), and any value of the right shape a few words from a credential's name in
   any of many languages (`bot.memory.rules.credential_window`);
 - card numbers (13-19 digits of a known card range that pass the Luhn check) and IBANs (the country's length and
-  the mod-97 check), so order numbers, phone numbers and ids that fail the checks are kept.
+  the mod-97 check), so order numbers, phone numbers and ids that fail the checks are kept;
+- wallet seed phrases, twelve or more BIP-39 words in a row (`bot.memory.rules.seed_phrases`).
+A password's hash ("$2b$12$...", "$argon2id$...") is what a database keeps instead of the password: nothing in it
+is cut.
 Hex strings (commit hashes, digests, UUIDs) count only when a key-like name labels them; what is public by its
 form (an Ethereum address, a GPG key id, `npub1`/`age1` keys, Stripe's publishable keys and object ids, an SSH
 fingerprint, a placeholder like `ghp_xxxx...` or `xoxb-your-token`) or by its name ("public key", "clé publique",
@@ -29,11 +32,13 @@ import re
 import unicodedata
 from collections import Counter
 
-from bot.memory.rules.checksums import PUBLIC_TEST_CARDS, card_range_valid, iban_valid, luhn_valid
+from bot.memory.rules.checksums import IBAN_LENGTHS, PUBLIC_TEST_CARDS, card_range_valid, iban_valid, luhn_valid
+from bot.memory.rules.common_words import WORDS as COMMON_WORDS
 from bot.memory.rules.credential_reader import credentials_read
 from bot.memory.rules.credential_window import near_names
 from bot.memory.rules.credential_words import passwords
 from bot.memory.rules.findings import API_KEY, CARD, IBAN, PASSWORD, PRIVATE_KEY, TOKEN, Finding, merged
+from bot.memory.rules.seed_phrases import seed_phrases
 
 # --- shapes issuers give their keys ------------------------------------------------------------------------
 
@@ -55,11 +60,25 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (TOKEN, r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
         (TOKEN, r"https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"),
         (TOKEN, r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}"),
+        # Other services' incoming webhooks: whoever holds the URL can post (Teams, Zapier, Make, IFTTT, Mattermost).
+        (TOKEN, r"https?://[\w-]+\.webhook\.office\.com/webhookb2/[^\s,;'\"<>]{20,}"
+                r"|https?://outlook\.office(?:365)?\.com/webhook/[^\s,;'\"<>]{20,}"
+                r"|https?://hooks\.zapier\.com/hooks/catch/\d+/\w+/?"
+                r"|https?://hook\.(?:[a-z]{2}\d\.)?(?:make|integromat)\.com/\w{16,}"
+                r"|https?://maker\.ifttt\.com/(?:trigger/[\w-]+/(?:json/)?)?with/key/[\w-]{12,}"
+                r"|https?://[\w.-]+/hooks/[a-z0-9]{26}\b"),
         (TOKEN, r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}"),
         (API_KEY, r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4}\b"),  # licence keys
         (PASSWORD, r"\b[A-Z2-7]{4}(?: [A-Z2-7]{4}){5,}\b|\b\d{6}(?:-\d{6}){7}\b"),  # TOTP seeds, BitLocker keys
+        # GitHub's recovery codes, listed together: "1e7cd-c6c5b 88469-ba324 ..."
+        (PASSWORD, r"(?<![\w-])[0-9a-f]{5}-[0-9a-f]{5}(?:[\s,]+[0-9a-f]{5}-[0-9a-f]{5}){1,15}(?![\w-])"),
     )
 )
+# Apple's app-specific passwords: four groups of four random letters ("kpfn-wqxe-trhs-mbzv"), not words.
+_APP_PASSWORD = re.compile(r"(?<![\w-])[a-z]{4}(?:-[a-z]{4}){3}(?![\w-])")
+# A password's hash in the modular crypt or PHC format ("$2b$12$...", "$argon2id$v=19$m=65536,t=3,p=4$salt$hash"):
+# what a database stores instead of the password, which it does not reveal.
+_PASSWORD_HASH = re.compile(r"\$(?:argon2(?:id|i|d)|2[abxy]?|scrypt|pbkdf2(?:-sha\d+)?|[156]|7|y|gy)\$[^\s`'\"]{20,}")
 _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s:/@]{0,256}:(?![<{$\[])([^\s@/]{3,256})@", re.IGNORECASE)
 # What a URL's password field holds in documentation: "USER:PASSWORD@", "user:<password>@", "user:***@".
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*|[<{\[$].*|\*+|x{3,}|\.{3,}|(?:your|my)[_-]?password|password|secret|pass")
@@ -197,9 +216,24 @@ def _numbers(text: str) -> list[Finding]:
     for run in _DIGIT_RUN.finditer(text):
         found += _cards_in(list(_DIGIT_GROUP.finditer(text, run.start(), run.end())))
     for match in _IBAN_CANDIDATE.finditer(text.upper()):
-        if iban_valid(match.group(0)):
-            found.append(Finding(IBAN, *match.span()))
+        if (end := _iban_end(match)) is not None:
+            found.append(Finding(IBAN, match.start(), end))
     return found
+
+
+def _iban_end(match: re.Match[str]) -> int | None:
+    """Where the IBAN a candidate starts with ends: the country's length of letters and digits, so the words after
+    a compact IBAN ("ES74...8583 PARA LO" once upper-cased) are not read into it; None when it fails the check."""
+    length = IBAN_LENGTHS.get(match.group(0)[:2])
+    if length is None:
+        return None
+    seen = 0
+    for offset, char in enumerate(match.group(0)):
+        seen += char != " "
+        if seen == length:
+            end = match.start() + offset + 1
+            return end if iban_valid(match.string[match.start() : end]) else None
+    return None
 
 
 def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
@@ -207,6 +241,8 @@ def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
     found += [Finding(PASSWORD, *match.span(1)) for match in _URL_PASSWORD.finditer(text)
               if not _PLACEHOLDER.fullmatch(match.group(1))]
     found += [Finding(TOKEN, *match.span(1)) for match in _SECRET_PARAM.finditer(text)]
+    found += [Finding(PASSWORD, *match.span()) for match in _APP_PASSWORD.finditer(text)
+              if sum(group not in COMMON_WORDS for group in match.group(0).split("-")) >= 3]
     for pattern in (_LABELLED_KEY, _ENV_ASSIGNMENT):
         for match in pattern.finditer(text):
             value = match.group(1).rstrip(".,:;")
@@ -230,6 +266,13 @@ def _public(text: str, finding: Finding) -> bool:
     return bool(_PUBLIC_NAME.search(before) or _PUBLIC_ID_BEFORE.search(before))
 
 
+def public_after(before: str, value: str) -> bool:
+    """Whether `value`, coming right after `before` (an earlier message, say), is public by its form or its name:
+    "wireguard peer public key for the office" … "M1nR40ogsMaI+6I6...". """
+    text = f"{before} {value}"
+    return _public(text, Finding(API_KEY, len(text) - len(value), len(text)))
+
+
 def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in spans)
 
@@ -243,10 +286,12 @@ def _normalised(text: str) -> str:
 
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
+    hashes = [match.span() for match in _PASSWORD_HASH.finditer(text)]
     near = [f for f in near_names(text) if not _inside(f.start, urls)]
-    patterns = [f for f in merged(_keys(text, urls) + passwords(text) + near + _numbers(text))
-                if f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f)]
-    read = [f for f in credentials_read(text) if not _inside(f.start, urls)]
+    patterns = [f for f in merged(_keys(text, urls) + passwords(text) + near + _numbers(text) + seed_phrases(text))
+                if (f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f)) and not _inside(f.start, hashes)]
+    read = [f for f in credentials_read(text) if not _inside(f.start, urls + hashes)
+            and (f.kind not in (API_KEY, TOKEN) or not _public(text, f))]
     return _read_after_cuts(text, merged(patterns + read), urls)  # a pattern's kind wins on the same span
 
 
