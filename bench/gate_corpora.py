@@ -89,7 +89,7 @@ def base_gates(rev: str) -> Gates | None:
                 source = subprocess.run(["git", "show", f"{rev}:bot/memory/rules/{name}"], cwd=PROJECT_ROOT,
                                         capture_output=True, text=True, check=True).stdout
                 (folder / name).write_text(source.replace("bot.memory.rules.", f"{package}."), encoding="utf-8")
-            elif name.endswith(".tsv.gz"):  # the trained reader's weights
+            elif name.endswith((".tsv.gz", ".txt")):  # the trained readers' weights, the seed phrases' word list
                 (folder / name).write_bytes(subprocess.run(["git", "show", f"{rev}:bot/memory/rules/{name}"],
                                                            cwd=PROJECT_ROOT, capture_output=True, check=True).stdout)
     except (OSError, subprocess.CalledProcessError):
