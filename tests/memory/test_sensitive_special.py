@@ -273,3 +273,57 @@ def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_read
     for category in CATEGORIES:
         assert f'"{category}"' in EXTRACTION_SYSTEM_PROMPT
         assert marked_category(category) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("has the implant fitted now, thinking about switching to the mini pill though", SEX_LIFE),
+        ("Is on the Depo shot and hates the side effects", SEX_LIFE),
+        ("finally told my best mate i'm into guys too lol", SEX_LIFE),
+        ("Rides a Brompton to work, is a practising Jew, and bakes challah on Fridays.", RELIGION),
+        ("honestly stopped believing in god around uni and never went back", RELIGION),
+        ("Says the rosary with her grandmother's beads every night.", RELIGION),
+        ("Leafleted the whole estate for our candidate before the council vote.", POLITICS),
+        ("Helped organise the student walkout against the tuition rise.", POLITICS),
+        ("Went to a protest outside parliament about the new bill.", POLITICS),
+        ("dropped like 800 quid on the slots last night, gutted", FINANCES),
+        ("Mentioned she's on £19k and can't save anything.", FINANCES),
+        ("texted my sponsor from the car park instead of going in to the pub", RECOVERY),
+        ("Is the branch secretary for our union at the depot.", TRADE_UNION),
+        ("Walked out with the bus drivers on Monday over pay.", TRADE_UNION),
+        ("Got knocked back for a school job because of a failed DBS check.", CRIMINAL_RECORD),
+        ("spent the whole weekend in a police cell after the match", CRIMINAL_RECORD),
+        ("Has signed up to donate his organs after he dies.", ORGAN_DONATION),
+        ("Has moved up the waiting list for a new kidney.", ORGAN_DONATION),
+        ("The lab says she's heterozygous for the Factor V Leiden mutation.", GENETIC),
+        ("Results from the DNA test came in and apparently she has a brother in Texas.", GENETIC),
+        ("The border kiosk scanned both thumbs and kept them on record.", BIOMETRIC),
+        ("Her bank recorded her face to verify it is her when she logs in from abroad.", BIOMETRIC),
+        ("Has a hysterectomy scheduled for the spring.", HEALTH),
+        ("my psychiatrist wants to try a new dose next month", HEALTH),
+        ("Woont in Gent en is homo.", SEX_LIFE),
+        ("Ogni sera prende la pillola e dimentica sempre l'orario.", HEALTH),
+        ("sono 40 giorni sobria e me ne vanto", RECOVERY),
+    ],
+)
+def test_what_people_say_without_the_categories_nouns_is_caught(text: str, category: str) -> None:
+    assert category in pattern_categories(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "shipping the release on friday night, pray for me",
+        "Their cat Miso, a ten-year-old tabby, had surgery on her jaw last week.",  # a comma that closes an apposition
+        "told my sister she has to see the new Dune film",
+        "Is a transplant coordinator at the children's hospital.",
+        "Wore a party hat at her niece's birthday.",
+        "The vault opens with the key under the mat.",
+        "Bought a signed photo of a Formula 1 driver at the auction.",
+        "Signed the birthday card for his manager.",
+        "Lost two grand of value on her car when she sold it.",
+    ],
+)
+def test_the_new_wordings_leave_look_alikes_alone(text: str) -> None:
+    assert pattern_categories(text) == frozenset()

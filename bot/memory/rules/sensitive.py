@@ -242,7 +242,7 @@ _FAITH = _any(
     r"hinduism", r"buddhis[mt]", r"sikh", r"sikhism", r"jain", r"pagan", r"wiccan", r"atheist", r"agnostic",
     r"religious", r"spiritual", r"a believer", r"quaker", r"amish", r"baha'?i", r"taoist", r"shinto",
     r"zoroastrian", r"rastafarian", r"scientologist", r"unitarian", r"wicca", r"(?:seventh-day )?adventist", r"coptic",
-    r"sufi",
+    r"sufi", r"jew",
 )
 _PARTY = _any(
     r"labour(?: party)?", r"the conservatives?", r"conservatives?(?= party| in| at|$|[.,])", r"tor(?:y|ies)",
@@ -350,10 +350,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|(?:goes|going|go|went) back to)\s+(?:\w+\s+){0,2}?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
-        (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+mantis)"
+        (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+(?:mantis|for me\b(?![^.!?]{0,30}\b(?:scan|results|surgery"
+                   r"|operation|soul))))"
                    r"|\bfast(?:s|ing|ed)? (?:during|for|on) (?:ramadan|lent|yom kippur)"
                    r"|\bobserv(?:es|ing|e) (?:the )?(?:shabbat|sabbath|ramadan|lent|passover|yom kippur)"
                    r"|\b(?:keeps?|keeping|eats? only|only eats) (?:kosher|halal|shabbat|sabbath|the sabbath)\b"
+                   r"|\b(?:doing|keeping|observing) lent\b"
                    rf"|{_OBSERVANCE}"
                    r"|\b(?:their|his|her|my) (?:faith|religion|religious beliefs)\b|\bbelieves? in god\b"
                    r"|\b(?:wears?|wearing|wore) (?:a |the )?(?:hijab|turban|kippah|yarmulke|niqab|burqa)\b"
@@ -361,10 +363,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (POLITICS, rf"\b(?:votes?|voted|voting|will vote|plans? to vote)\s+(?:for\s+|against\s+)?(?:the\s+)?"
                    rf"(?:\w+\s+){{0,1}}?{_PARTY}\b"),
         (POLITICS, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|"
-                   rf"considers? (?:themselves|themself|himself|herself|myself)|describes? (?:themselves|themself"
-                   rf"|himself|herself|myself) as|calls? (?:themselves|themself|himself|herself)|sees? (?:themselves"
-                   rf"|themself|himself|herself|myself) as|(?:and|but)(?: also)?(?=\s+an? ))|self-described"
-                   rf"|self-declared|self-confessed)\s+"
+                   rf"considers? (?:themselves|themself|himself|herself|myself)|describ(?:es?|ed) (?:themselves"
+                   rf"|themself|himself|herself|myself) as|calls? (?:themselves|themself|himself|herself)"
+                   rf"|sees? (?:themselves|themself|himself|herself|myself) as|(?:and|but)(?: also)?(?=\s+an? ))"
+                   rf"|self-described|self-declared|self-confessed)\s+"
                    rf"(?:an? |the )?(?:(?:registered|lifelong|life-long|staunch|proud|committed|strong|hardcore"
                    rf"|diehard|die-hard|devoted|avowed|ardent|passionate|fervent|longtime|long-time|paid-up|active"
                    rf"|radical|moderate|convinced|card-carrying|dyed-in-the-wool|hard-line|hardline|unapologetic"
@@ -545,14 +547,23 @@ _SOMEONE_ELSE = re.compile(
     r"|\b(?:married to|engaged to|son of|daughter of|child of|raised by)\b",
     _FLAGS,
 )
+# Someone of the user's told something about the user, right before it: "told my sister i'm into girls too".
+_TOLD = re.compile(
+    r"\b(?:told|tell|tells|telling|came out to|come out to|admitted to|confessed to|explained to)\s+(?:my|their|his"
+    r"|her)\s+(?:(?!(?:she|he|it|they|i|that)\b)\w+\s+){1,2}?(?:that\s+)?(?:(?:i['’]m|i am|i|they['’]re|they)\s+"
+    r"(?:\w+\s+)?)?$",
+    _FLAGS,
+)
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(
     r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
 )
-_CLAUSE_START = re.compile(
-    r"[.;!?。；，、]|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
+_CLAUSE_START = re.compile(  # a comma before the user's next predicate too: "lives with her partner, is a Sikh"
+    r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives)\b)"
+    r"|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
 )
+_APPOSITION = re.compile(r"\s*(?:a|an|the|who|which|whose)\b", _FLAGS)
 _PROPER_NAME = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 
 
@@ -592,22 +603,29 @@ _AT_WORK = re.compile(
 def _about_a_topic(text: str, start: int) -> bool:
     """A book, film, course or history about the match's words, or a verb of the user's work, comes earlier in the
     same clause."""
-    clause = text[:start]
-    boundaries = list(_CLAUSE_START.finditer(clause))
-    clause = clause[boundaries[-1].end() :] if boundaries else clause
+    clause = _clause_before(text, start)
     return bool(_TOPIC.search(clause) or TOPIC.search(clause) or _AT_WORK.search(clause))
 
 
 def _clause_before(text: str, end: int) -> str:
-    """The part of the clause holding `end` that comes before it."""
-    clause = text[:end]
-    boundaries = list(_CLAUSE_START.finditer(clause))
-    return clause[boundaries[-1].end() :] if boundaries else clause
+    """The part of the clause holding `end` that comes before it (boundaries are found in the whole text, so one
+    that looks ahead, like a comma before "is", sees what follows it)."""
+    start = 0
+    for boundary in _CLAUSE_START.finditer(text):
+        if boundary.end() > end:
+            break
+        if boundary.group(0) == "," and _APPOSITION.match(text, text.rfind(",", 0, boundary.start()) + 1):
+            continue  # "Their dog Rosie, a springer spaniel, has ...": the comma closes an apposition
+        start = boundary.end()
+    return text[start:end]
 
 
 def _about_someone_else(text: str, start: int) -> bool:
-    """A person or pet of the user's is named earlier in the same clause as the match."""
+    """A person or pet of the user's is named earlier in the same clause as the match, unless the user is telling
+    them ("finally told my sister i'm bi")."""
     clause = _clause_before(text, start)
+    if _TOLD.search(clause):
+        return False
     if _SOMEONE_ELSE.search(clause) or OTHER_PEOPLE.search(clause):
         return True
     return bool(_RELATIVE.search(clause)) and not _DESCRIBES_THE_USER.match(clause)

@@ -106,13 +106,16 @@ _MEDICINES = _any(
     r"microinfusore", r"hörgerät\w*", r"implante coclear", r"implant cochléaire", r"cochlea-?implantat\w*",
     r"impianto cocleare", r"epipen\w*", r"adrenalin-?pen\w*", r"rollstuhl", r"silla de ruedas", r"fauteuil roulant",
     r"cadeira de rodas", r"sedia a rotelle", r"glukosesensor", r"sensor de glucosa", r"capteur de glycémie",
+    # contraception
+    r"la pilule", r"la pillola", r"la píldora", r"a pílula", r"die pille", r"anticoncepcional\w*",
+    r"anticonceptiv\w*", r"contraccettiv\w*", r"contraceptif\w*", r"antibabypille", r"pigułk\w* antykoncepcyjn\w*",
 )
 _ORIENTATIONS = _any(
     r"gay", r"lesbian\w*", r"lesbisch\w*", r"lesbienne\w*", r"lésbica\w*", r"lesbica\w*", r"lesbijk\w*",
     r"bisexu\w*", r"bissexua\w*", r"bisessual\w*", r"biseksual\w*", r"pansexu\w*", r"panseksual\w*", r"asexu\w*",
     r"assexua\w*", r"asessual\w*", r"aseksual\w*", r"homosexu\w*", r"homossexua\w*", r"omosessual\w*",
     r"homoseksual\w*", r"homoseksue\w*", r"biseksue\w*", r"gej\w*",
-    r"schwul\w*", r"queer", r"гей", r"лесбиянк\w*", r"бисексуал\w*", r"асексуал\w*",
+    r"schwul\w*", r"queer", r"гей", r"лесбиянк\w*", r"бисексуал\w*", r"асексуал\w*", r"homo(?!\s+sapiens)",
 )
 _GENDER_TERMS = _any(
     r"transgender\w*", r"transgénero", r"transgênero", r"transgenre", r"transexual\w*", r"transsexu\w*",
@@ -400,13 +403,16 @@ _LANGUAGE_RECOVERY = _any(
     r"trocken seit", r"abstinent seit", r"proyecto hombre", r"narcóticos anónimos",
     r"jugadores anónimos", r"anonyme spieler", r"joueurs anonymes", r"giocatori anonimi", r"centre de cure",
     r"suchtklinik", r"suchtberatung", r"entzugsklinik", r"comunità di recupero", r"comunidade terapêutica",
-    r"comunidad terapéutica",
+    r"comunidad terapéutica", r"pulit[oa] dalla", r"met drinken (?:ben |is )?gestopt", r"gestopt met drinken",
+    r"\d+ (?:dagen|dias|días|jours|giorni|tage|dni|дней) (?:nuchter|sobri[oa]|limpi[oa]|sobre|clean|trocken"
+    r"|nüchtern|trzeźw\w*|трезв\w*)",
 )
 _LANGUAGE_ARREARS = _any(
     r"asnef", r"lista de morosos", r"moros[oa]", r"embargo de (?:la |su |mi )?(?:nómina|sueldo|cuenta)",
     r"le embargaron", r"me embargaron", r"desahucio", r"pfändung\w*", r"gerichtsvollzieher\w*", r"schufa-?eintrag",
     r"negative\w* schufa", r"zwangsräumung", r"huissiers?", r"fiché\w* à la banque de france", r"interdit bancaire",
     r"expulsion locative", r"nome sujo", r"negativad[oa]", r"nome no (?:spc|serasa)", r"sfratto", r"pignoramento",
+    r"микроза[йи]м\w*", r"chwilówk\w*", r"mikropożyczk\w*", r"préstamo rápido", r"minicrédito",
 )
 _LANGUAGE_PREGNANCY = _any(
     r"está de \d+ (?:semanas|meses)", r"ecografía de las \d+ semanas", r"test de embarazo positivo",
@@ -415,6 +421,20 @@ _LANGUAGE_PREGNANCY = _any(
     r"|son premier|sa première)", r"enceinte de", r"à espera de (?:um bebé|um bebê|gémeos|gêmeos)",
     r"está grávida", r"aspetta (?:un bambino|una bambina|due gemelli|i gemelli)", r"in dolce attesa",
     r"zwanger", r"w ciąży",
+)
+_LANGUAGE_SEX = _any(
+    r"sesso senza preservativo", r"sexe sans (?:préservatif|capote)", r"sexo sin (?:condón|preservativo|protección)",
+    r"sexo sem (?:camisinha|preservativo)", r"sex ohne kondom", r"seks zonder condoom", r"seks bez prezerwatywy",
+    r"pillola del giorno dopo", r"pilule du lendemain", r"píldora del día después", r"pílula do dia seguinte",
+    r"pille danach", r"morning-afterpil",
+)
+_LANGUAGE_PRACTICE = _any(
+    r"camiye gid\w*", r"namaz kıl\w*", r"oruç tut\w*", r"(?:cuentas del|rezo el|reza el|rezar el|reza o|rezo o)"
+    r" (?:rosario|terço)", r"sono andat[oa] a messa", r"vado a messa", r"voy a misa", r"vou à missa",
+)
+_FINGERPRINTS = _any(
+    r"impressões digitais", r"huellas(?: dactilares)?", r"empreintes(?: digitales)?", r"fingerabdrücke",
+    r"impronte(?: digitali)?", r"odciski palców", r"отпечатки пальцев",
 )
 _LANGUAGE_ASSESSMENT = _any(
     r"(?:evaluación|valoración|diagnóstico|avaliação|évaluation|bilan|diagnostik|abklärung|valutazione|diagnosi)"
@@ -442,6 +462,12 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     (FINANCES, rf"\b{_LANGUAGE_ARREARS}(?!\w)", _LANGUAGE_ARREARS),
     (HEALTH, rf"\b{_LANGUAGE_PREGNANCY}(?!\w)", _LANGUAGE_PREGNANCY),
     (HEALTH, rf"\b{_LANGUAGE_ASSESSMENT}(?!\w)", _LANGUAGE_ASSESSMENT),
+    (SEX_LIFE, rf"\b{_LANGUAGE_SEX}(?!\w)", _LANGUAGE_SEX),
+    (RELIGION, rf"\b{_LANGUAGE_PRACTICE}(?!\w)", _LANGUAGE_PRACTICE),
+    (BIOMETRIC, rf"\b(?:regist\w+|recolh\w+|tomaron|tomaram|pris|prises|abgenommen|rilevat\w+|сняли|сдал\w*)\s+"
+                rf"(?:\w+\s+){{0,4}}?{_FINGERPRINTS}(?!\w)|\b{_FINGERPRINTS}\s+(?:\w+\s+){{0,3}}?(?:registad\w+"
+                rf"|recolhid\w+|tomadas|prises|abgenommen|rilevate|registrad\w+|gespeichert|enregistrées)(?!\w)",
+     _FINGERPRINTS),
 )
 
 LANGUAGE_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
@@ -476,7 +502,7 @@ _CJK_OTHER: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     (GENDER_IDENTITY, (
         "跨性别", "变性", "トランスジェンダー", "性同一性障害", "性別適合", "트랜스젠더", "성전환", "非二元",
-        "ノンバイナリー", "논바이너리",
+        "ノンバイナリー", "논바이너리", "성별 정정", "性別変更", "性别变更",
     )),
     (RELIGION, (
         "基督徒", "天主教徒", "穆斯林", "佛教徒", "信佛", "信教", "受洗", "做礼拜", "去教堂", "キリスト教徒",
@@ -490,7 +516,8 @@ _CJK_OTHER: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     (FINANCES, (
         "负债", "欠债", "欠款", "借金", "빚이", "빚을", "破产", "破産", "파산", "低保", "生活保護",
-        "기초생활수급", "실업급여", "月薪", "年薪", "年収", "月収", "연봉", "월급이", "信用卡债",
+        "기초생활수급", "실업급여", "月薪", "年薪", "年収", "月収", "연봉", "월급이", "信用卡债", "현금서비스",
+        "카드값 못", "消费贷", "网贷", "サラ金", "消費者金融",
     )),
     (CRIMINAL_RECORD, (
         "前科", "服刑", "坐牢", "坐过牢", "刑務所", "服役", "교도소", "전과", "缓刑", "執行猶予", "집행유예",
@@ -506,7 +533,8 @@ _CJK_OTHER: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     (ORGAN_DONATION, (
         "臓器移植", "器官移植", "肾移植", "肝移植", "移植手術", "移植を受", "이식 수술", "이식을 받",
-        "器官捐献", "捐献器官", "臓器提供", "ドナー登録", "장기기증", "骨髓捐献", "骨髄バンク",
+        "器官捐献", "捐献器官", "臓器提供", "ドナー登録", "장기기증", "骨髓捐献", "骨髄バンク", "肝臓の一部をあげ",
+        "肝脏的一部分", "신장을 기증", "간을 기증",
     )),
     (TRADE_UNION, (
         "工会", "労働組合", "労組", "노조", "노동조합", "组合員", "組合員", "조합원",
@@ -516,7 +544,8 @@ _CJK_OTHER: tuple[tuple[str, tuple[str, ...]], ...] = (
         "유전병",
     )),
     (BIOMETRIC, (
-        "指纹录入", "录入指纹", "人脸信息", "指紋を登録", "顔認証を登録", "지문을 등록", "지문 등록", "홍채",
+        "指纹录入", "录入指纹", "人脸信息", "指紋を登録", "顔認証を登録", "지문을 등록", "지문 등록", "홍채", "声纹",
+        "声音来确认身份", "声音确认身份", "声で本人確認", "목소리로 본인",
     )),
 )
 CJK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -65,6 +65,7 @@ _OFFENCES = (
     r"|insider trading|bribery|extortion|blackmail|kidnapping|hacking|identity theft|cybercrime|smuggling"
     r"|receiving stolen goods|wounding|violent disorder|criminal damage|threatening behaviou?r|drink[- ]driving"
     r"|speeding|driving (?:while|without) \w+|dealing drugs|selling drugs|growing (?:cannabis|weed)"
+    r"|(?:an? )?(?:violent|sexual|serious|drugs?|driving|public order|firearms?|weapons?) offen[cs]es?"
     r"|a (?:robbery|burglary|stabbing|shooting|hit and run|hit-and-run|riot)|rioting|looting|(?:tax|vat|benefit"
     r"|insurance|mortgage|bank) fraud|evasion)"
 )
@@ -378,13 +379,14 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                r"|manyvids)\b|\b(?:is|works as) an? (?:cam ?girl|cam ?boy|cam model|escort|sugar baby|dominatrix"
                r"|stripper)\b"),
     # religion: places and practices of many faiths, scripture read daily
-    (RELIGION, r"\b(?:goes to|going to|attends?|attending|went to|never misses|worships at|member of|belongs to"
-               r"|frequents)\s+(?:\w+\s+){0,2}?(?:terreiro|candombl[eé]|umbanda|santer[ií]a|vodou|voodoo|kingdom hall"
+    (RELIGION, r"\b(?:goes to|going to|attends?|attending|attended|been attending|went to|never misses|worships at"
+               r"|member of|belongs to|frequents)\s+(?:\w+\s+){0,2}?(?:terreiro|candombl[eé]|umbanda|santer[ií]a|vodou"
+               r"|voodoo|kingdom hall"
                r"|meeting house|quaker meeting|ashram|sangha|dharma cent(?:re|er)|mandir|masjid|gurdwara|satsang"
                r"|zendo|parish|congregation|kirk|chapel|shrine|mass|church|mosque|synagogue|temple|shul"
                r"|bible study|prayer meeting|prayer group|jummah|friday prayers?|shabbat services?|sunday services?"
                r"|evensong|vespers|liturgy|novena|rosary|iftar|torah study)\b(?!\s+(?:architecture|tours?|concerts?"
-               r"|café|cafe|car park|fair|sale|quiz)\b)"
+               r"|café|cafe|car park|fair|sale|quiz|weddings?|funerals?|christenings?|hall|fete)\b)"
                r"|\b(?:reads?|reading|recites?|reciting|studies|memori[sz]\w+)\s+(?:the\s+|a\s+)?(?:quran|qur'?an"
                r"|koran|bible|torah|talmud|gita|bhagavad gita|guru granth sahib|scriptures?|psalms?|rosary)\s+"
                r"(?:\w+\s+)?(?:every|each|daily|nightly|before|at)\b"
@@ -400,7 +402,8 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                rf"|donated to|arrested (?:at|during|with)|been to|took part in|takes part in)\s+(?:\w+\s+){{0,3}}?"
                rf"{_MOVEMENTS}\s*(?:['’]s\s+)?(?:actions?|protests?|marches|march|rall(?:y|ies)|demos?|blockades?"
                rf"|meetings?|events?|vigils?|conferences?|hustings|branch|group|campaign)?\b"
-               r"|\b(?:has|wears?|wearing|owns?|bought|put up|displays?)\s+(?:an? |their |his |her )?(?:maga|trump"
+               r"|\b(?:has|wears?|wearing|owns?|bought|put up|displays?)\s+(?:an? |their |his |her )?"
+               r"(?:(?:framed|signed|red|old|vintage|new|official|autographed) )?(?:maga|trump"
                r"|kamala|harris|obama|biden|bernie|labour|tory|reform|lib dem|green party|snp|campaign|party)"
                r"\s+(?:hat|cap|t-shirt|shirt|badge|pin|yard sign|lawn sign|sticker|bumper sticker|poster|rosette"
                r"|flag|placard)s?\b"
@@ -504,6 +507,84 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                r"|\bstepchange\b|\bloan shark\b|\b(?:remortgaged|sold (?:their|his|her|my) \w+) to pay (?:off )?"
                r"(?:debts?|the bills|creditors)\b|\bin (?:the )?red (?:every|each|by|most)\b"),
 )
+_SUMS = r"(?:[$€£]\s?\d[\d,.]*\s?k?|\d[\d,.]*\s?(?:k|grand|quid|bucks|dollars|euros|pounds))"
+# What people say of these matters without their usual nouns: a partner's check-in with a sponsor, a lock of
+# days sober, a contraceptive in use, a petition signed, a fast kept from dawn, a prayer routine, a night in the
+# cells, a transplant list moved up, a DNA kit's result, fingers printed at a border.
+_PLAINLY_SAID: tuple[tuple[str, str], ...] = (
+    (HEALTH, r"\b(?:my|their|his|her) (?:therapist|psychiatrist|psychologist|counsell?or)\b"
+             r"(?!['’]?s? (?:friend|colleague|clients?|patients?|training|course|exams?|office)\b)"
+             r"|\b(?:egg (?:retrieval|collection)|embryos?)\b[^.]{0,60}\b(?:transfer|implant\w*|frozen|day (?:five|5)"
+             r"|blastocysts?)\b"
+             r"|\b(?:surgery|vasectomy|hysterectomy|mastectomy|c-section|caesarean)\s+(?:\w+\s+){0,2}?"
+             r"(?:booked|scheduled|planned)\b"),
+    (SEX_LIFE, r"\b(?:on|uses?|using|takes?|taking|started|starting|switch\w* to|gets?|getting|had|has|have"
+               r"|fitted with|thinking about)\s+(?:the |a |an |her |his |their |my )?(?:combined |progesterone-only "
+               r"|copper |hormonal |contraceptive )?(?:contracepti(?:ve|on)(?: pill| implant| injection| patch)?"
+               r"|depo(?:-provera)?(?: jab| shot| injection)?|iud|nexplanon|mini[- ]?pill|morning[- ]after pill"
+               r"|nuvaring)\b|\bcontraceptive pill\b|\b(?:coil|implant) (?:fitted|put in|taken out|removed)\b"
+               r"|\b(?:hooked|hooking|hooks) up with\b|\b(?:slept|sleeping|sleeps) with (?:a |an |this |some |my "
+               r"|his |her )?(?:guy|girl|man|woman|stranger|someone|colleague|coworker|ex)\b"
+               r"|\b(?:had|have|having) (?:unprotected )?sex\b"
+               r"|\b(?:i['’]m|i am|is|am|are|they['’]re|she['’]s|he['’]s)\s+(?:also\s+|only\s+|just\s+|mostly\s+)?"
+               r"into\s+(?:girls|guys|boys|women|men|both|other (?:women|men|girls|guys))\b"
+               r"|\b(?:i['’]m|i am|am|is)\s+pan\b(?![\w-]|\s+(?:fried|seared|roasted|frying|fry)\b)"),
+    (RELIGION, r"\b(?:stopped|stop|stops) believing in god\b|\blost (?:my|their|his|her) faith\b"
+               r"|\bleft the (?-i:(?:[A-Z][\w'-]+ ){1,3}(?:[Cc]hurch|[Ff]aith))\b"
+               r"|\bleft the (?:jehovah'?s )?witnesses\b"
+               r"|\b(?:back|home|returned) from (?:the |my |their |his |her )?(?:hajj|umrah)\b"
+               r"|\b(?:five daily|daily|dawn|morning|evening) prayers?\b|\b(?:says?|saying|said|prays?|praying)"
+               r" the rosary\b|\brosary (?:beads|every|each|before)\b"
+               r"|\bshrine in (?:his|her|their|my) (?:kitchen|home|house|flat|bedroom|living room)\b"
+               r"|\b(?:lights?|lit|lighting) (?:a |the )?diyas?\b"
+               r"|\bfrom friday (?:sundown|sunset|evening) (?:until|till|to) saturday\b|\bfriday sundown\b"
+               r"|\b(?:eat|eating|drink|drinking|fast|fasting|fasts)\b[^.]{0,40}\b(?:between dawn and|from dawn"
+               r" (?:to|until|till)) (?:sunset|dusk|sundown)\b"),
+    (POLITICS, r"\b(?:signed|started|organi[sz]ed|circulated|launched|shared) (?:the |a |an |our )?(?:\w+ )?"
+               r"petition (?:against|to (?:stop|ban|save|scrap|repeal|block|end|protect))\b|\bkettled\b"
+               r"|\b(?:organi[sz](?:e|es|ed|ing)|led) (?:\w+ ){0,2}?(?:protests?|marches|march|rall(?:y|ies)|demos?"
+               r"|demonstrations?|blockades?|sit-ins?|boycotts?|walkouts?)\b"
+               r"|\b(?:went to|goes to|going to|attended|joined|joins)\s+(?:the |a |an |every )?(?:[\w'-]+\s+){0,3}?"
+               r"protest\b(?!\s+(?:songs?|music|art|playlist)\b)"
+               r"|\b(?:leaflet\w*|handing out (?:leaflets|flyers)|canvass\w*|door-?knock\w*|phone-?bank\w*)\b[^.]{0,50}"
+               r"\bfor (?:our|my|their|his|her|the) (?:candidate|party|campaign|mp|councillor)\b"),
+    (FINANCES, rf"\b(?:lost|dropped|blew|blown)\b[^.;]{{0,20}}?{_SUMS}[^.;]{{0,25}}?\b(?:bets?|betting|gambling"
+               rf"|casino|slots|poker|roulette|the horses)\b"
+               r"|\b(?:is|she['’]s|he['’]s|i['’]m|they['’]re|am|are|was)\s+on\s+(?:about |around |only |just )?"
+               r"[£$€]\s?\d[\d,.]*\s?k?\b(?!\s+(?:a|per) (?:day|hour)\b)"
+               r"|\b(?:insufficient funds|account (?:was|is) empty)\b"
+               r"|\b(?:applied|qualif\w+|eligible|asked (?:\w+ ){0,3}?about) (?:for )?free (?:school )?meals\b"
+               r"|\bskipp\w+ (?:meals|lunch|dinner|breakfast) so (?:her|his|their|my|the) (?:kids|children) can eat\b"),
+    (RECOVERY, r"\b(?:calls?|called|calling|rang|rings?|texted|texts?|meets?|met) (?:my|his|her|their) sponsor\b"
+               r"|\bday \d+ (?:sober|clean|dry)\b"),
+    (TRADE_UNION, r"\b(?:our|my) (?:trade |labou?r )?union(?:['’]s)?\s+(?:local|branch|chapter|reps?|representative"
+                  r"|steward|meeting|ballot|president|secretary|health and safety rep)\b"
+                  r"|\b(?:secretary|chair|president|treasurer|rep|representative|steward|delegate|convenor) (?:of|for"
+                  r"|in|at) (?:our|my|their|his|her) (?:\w+ )?union\b"
+                  r"|\bwalked out\b[^.]{0,60}\bover (?:the |a |our )?(?:pay|wages?|pensions?|conditions|cuts"
+                  r"|staffing)\b"),
+    (CRIMINAL_RECORD, r"\bfail(?:s|ed|ing)? (?:\w+ ){0,2}?(?:dbs|background|criminal (?:record|background)) checks?\b"
+                      r"|\b(?:night|nights|weekend|hours|day) in (?:a |the )?(?:police )?cells?\b|\bin the cells\b"
+                      r"|\b(?:magistrates?|judge|court|sheriff) (?:gave|sentenced|fined|ordered|banned|handed)"
+                      r" (?:me|him|her|them)\b|\b\d+ hours (?:of )?(?:unpaid work|community service)\b"),
+    (ORGAN_DONATION, r"\b(?:pledged|registered|signed up|decided|agreed|chose|opted in) to donate (?:my|his|her"
+                     r"|their) organs\b|\b(?:up|on|moving up|top of|near the top of) (?:the )?(?:waiting )?list for"
+                     r" (?:a )?(?:new |donor )?(?:lungs?|heart|kidney|liver|pancreas|cornea)\b"
+                     r"|\b(?:a|the) (?:new |donor )?(?:heart|lungs?|kidney|liver|pancreas) (?:has |had )?"
+                     r"(?:become|became|is) available\b|\btransplant assessment\b"),
+    (GENETIC, r"\b(?:heterozygous|homozygous)\b"
+              r"|\b(?:[\w-]+osis|[\w-]+a?emia|cystic fibrosis|sickle[- ]cell|tay-sachs|brca\d?|gene|genetic) carrier\b"
+              r"|\b(?:23andme|ancestry(?:dna)?(?: dna)? (?:kit|test)|dna (?:kit|test)|spit kit|cheek swab|myheritage)"
+              r"\b[^.]{0,80}\b(?:revealed|turns out|apparently|half-(?:sister|brother|sibling))"
+              r"|\bresults? (?:from|of) (?:the|my|his|her|their) (?:ancestry|dna|23andme|spit|genetic) (?:kit|test)\b"),
+    (BIOMETRIC, r"\b(?:recorded|scanned|stored|registered|enrolled|captured|took|taken|kept) (?:my|his|her|their)"
+                r" (?:face|iris|irises|fingerprints?|palms?|retinas?|typing pattern)\b"
+                r"(?![^.]{0,30}\b(?:unlock|phone|laptop|tablet|face id|touch id)\b)"
+                r"|\b(?:all )?(?:ten|10|both) (?:fingers|thumbs)\b[^.]{0,60}\b(?:scanned|scanner|glass plate|reader"
+                r"|file|record|consulate|embassy|border|police)\b"
+                r"|\bfingerprint\b[^.]{0,40}\b(?:has stored|stored|on file|kept on|holds)\b"),
+)
+
 # The model's own mark for these categories, however it words it (`sensitive.marked_category`).
 SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("recovery", "addiction recovery", "recovery and addiction", "substance use", "sobriety"),
@@ -519,5 +600,6 @@ SPECIAL_MARK_WORDS: dict[str, str] = {
     **dict.fromkeys(("biometric", "biometrics", "biometric data"), BIOMETRIC),
 }
 SPECIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(pattern, re.IGNORECASE)) for category, pattern in (*_PATTERNS, *_INDIRECT, *_FAMILIES)
+    (category, re.compile(pattern, re.IGNORECASE))
+    for category, pattern in (*_PATTERNS, *_INDIRECT, *_FAMILIES, *_PLAINLY_SAID)
 )
