@@ -180,6 +180,7 @@ def test_a_secret_split_over_messages_is_cut_where_it_stands(
         ["remember secret-222222222222222222-1 please", "remember secret-222222222222222222-2 please"],
         ["mi código postal nuevo", "es 28014"],
         ["the public key of my wireguard peer", "xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="],  # named public first
+        ["here's my switch friend code", "SW-4412-0987-3310", "add me!"],  # a code that is public by its form
     ],
 )
 def test_messages_that_only_talk_about_a_secret_are_kept(messages: list[str]) -> None:

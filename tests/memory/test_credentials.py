@@ -285,6 +285,9 @@ def test_seed_phrases_webhooks_lock_codes_and_passphrases_given_plainly_are_cut(
         "my wallet app unlocks with face id on my phone",
         "the gate is 1200 mm wide",
         "Wrote a short story about a lighthouse keeper and a pelican in the harbour.",
+        "server cert for the api:\n-----BEGIN PUBLIC KEY-----\n"
+        "MCowBQYDK2VwAyEAq8Rk2Zb7Xn4Lm1Pw9Tc3Vd6Ye0Hf5Jg2Ki8Ol4Nm7Q=\n-----END PUBLIC KEY-----",
+        "our signup form checks ^(?=.*\\d)(?=.*[a-z]).{10,}$ for the password, which is too weak",
     ],
 )
 def test_hashes_algorithms_publishable_keys_and_talk_about_codes_are_kept(text: str) -> None:

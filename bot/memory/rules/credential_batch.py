@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from bot.memory.rules.credential_names import CODE_NAMES, LEAD_INS, LOGIN_NAMES, PASSWORD_NAMES
 from bot.memory.rules.credential_window import chosen
 from bot.memory.rules.credential_words import password_shaped, strongly_shaped
-from bot.memory.rules.credentials import cut, find_credentials, public_after
+from bot.memory.rules.credentials import cut, find_credentials, public_after, public_form
 from bot.memory.rules.findings import API_KEY, PASSWORD, TOKEN, Finding, merged
 
 FOLLOWING = 2  # how many later messages may carry the value a message names
@@ -100,9 +100,10 @@ def batch_findings(texts: Sequence[str]) -> list[list[Finding]]:
             if not found[earlier] and (given := _named_before(text, texts[earlier])):
                 found[earlier] += given
                 break
-    for index in range(1, len(texts)):  # "wireguard peer public key" … "M1nR40ogsMaI+6I6...": named public before
-        found[index] = [f for f in found[index] if f.kind not in (API_KEY, TOKEN) or f.start > 0
-                        or not public_after(texts[index - 1], texts[index][f.start : f.end])]
+    for index, text in enumerate(texts):  # public by its form ("SW-7703-1185-4420"), or named public just before
+        found[index] = [f for f in found[index] if not public_form(text[f.start : f.end]) and (
+            f.kind not in (API_KEY, TOKEN) or f.start > 0 or index == 0
+            or not public_after(texts[index - 1], text[f.start : f.end]))]
     return [merged(findings) for findings in found]
 
 

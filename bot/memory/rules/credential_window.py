@@ -248,6 +248,7 @@ def named_otherwise(value: str) -> bool:
         or _TECHNICAL.fullmatch(value) or _DESCRIBING_SUFFIX.fullmatch(value)
         or re.fullmatch(r"\d+(?:-[a-z]+)+|\d+(?:st|nd|rd|th|k|m|gb|mb|tb|px|x|h|am|pm|yo)", value, re.IGNORECASE)
         or re.fullmatch(r"[A-Za-z_]\w{0,2}=\S+", value)  # a parameter: "N=2^15", "k=8"
+        or re.fullmatch(r"\^.*\$|.*\(\?[=!:<].*", value)  # a regular expression: "^(?=.*[A-Z]).{12,}$"
     )
 
 

@@ -79,6 +79,10 @@ _APP_PASSWORD = re.compile(r"(?<![\w-])[a-z]{4}(?:-[a-z]{4}){3}(?![\w-])")
 # A password's hash in the modular crypt or PHC format ("$2b$12$...", "$argon2id$v=19$m=65536,t=3,p=4$salt$hash"):
 # what a database stores instead of the password, which it does not reveal.
 _PASSWORD_HASH = re.compile(r"\$(?:argon2(?:id|i|d)|2[abxy]?|scrypt|pbkdf2(?:-sha\d+)?|[156]|7|y|gy)\$[^\s`'\"]{20,}")
+# A public key or certificate block: published to be shared.
+_PUBLIC_BLOCK = re.compile(
+    r"(?s)-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----.*?-----END [A-Z0-9 ]+-----"
+)
 _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s:/@]{0,256}:(?![<{$\[])([^\s@/]{3,256})@", re.IGNORECASE)
 # What a URL's password field holds in documentation: "USER:PASSWORD@", "user:<password>@", "user:***@".
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*|[<{\[$].*|\*+|x{3,}|\.{3,}|(?:your|my)[_-]?password|password|secret|pass")
@@ -127,7 +131,7 @@ _PUBLIC_ID_BEFORE = re.compile(
 _PUBLIC_FORM = re.compile(
     r"0x[0-9a-fA-F]{40}|0x[0-9a-fA-F]{16}|(?:npub|age)1[02-9ac-hj-np-z]{20,}|pk_(?:live|test)_\w+|pk\.eyJ[\w.-]+"
     r"|(?:cus|pi|acct|price|prod|sub|evt|seti|txn)_[A-Za-z0-9]{14,}|SHA256:[A-Za-z0-9+/]{43}=?"
-    r"|[\w-]*x{8,}[\w-]*|[\w-]*[_-]your[_-][\w-]+"
+    r"|[\w-]*x{8,}[\w-]*|[\w-]*[_-]your[_-][\w-]+|SW-\d{4}-\d{4}-\d{4}"  # the last: a Nintendo friend code
 )
 # Names that make the value after them public or no secret: "public key", "publishable key", "clé publique",
 # "klucz publiczny", a fingerprint, a username or a network's name; at most a few words before the value.
@@ -135,6 +139,7 @@ _PUBLIC_NAME = re.compile(
     r"(?:\b(?:public|publishable|publieke?|öffentliche[rn]?)\s+(?:[\w-]+\s+){0,2}?(?:keys?|address|token|ids?"
     r"|recipient|fingerprint|sleutel(?:-id)?|schlüssel)|\b(?:key|sleutel|klucz|clé|clave|chave)\s+(?:[\w-]+\s+)?"
     r"(?:publiczny|publique|pública|publica|pubblica)|\bpubkey|\bfingerprint|\busername|\buser\s+name|\bgamertag"
+    r"|\bfriend\s+code"
     r"|\bssid|\bnetwork\s+(?:[\w-]+\s+){0,3}?(?:is\s+)?(?:named|called)|公钥|公開鍵)"
     # then at most four words that name no credential ("username bob and my passcode is ..." names one), and a verb
     # or a colon
@@ -266,6 +271,11 @@ def _public(text: str, finding: Finding) -> bool:
     return bool(_PUBLIC_NAME.search(before) or _PUBLIC_ID_BEFORE.search(before))
 
 
+def public_form(value: str) -> bool:
+    """Whether `value` is public by its form alone (an Ethereum address, a publishable key, a friend code)."""
+    return bool(_PUBLIC_FORM.fullmatch(value))
+
+
 def public_after(before: str, value: str) -> bool:
     """Whether `value`, coming right after `before` (an earlier message, say), is public by its form or its name:
     "wireguard peer public key for the office" … "M1nR40ogsMaI+6I6...". """
@@ -286,7 +296,7 @@ def _normalised(text: str) -> str:
 
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
-    hashes = [match.span() for match in _PASSWORD_HASH.finditer(text)]
+    hashes = [match.span() for pattern in (_PASSWORD_HASH, _PUBLIC_BLOCK) for match in pattern.finditer(text)]
     near = [f for f in near_names(text) if not _inside(f.start, urls)]
     patterns = [f for f in merged(_keys(text, urls) + passwords(text) + near + _numbers(text) + seed_phrases(text))
                 if (f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f)) and not _inside(f.start, hashes)]
