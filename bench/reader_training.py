@@ -6,8 +6,9 @@ The sensitive reader (`bot.memory.rules.sensitive_reader`) learns from the sensi
 `bench/corpora/gates/` and the sets written for it in `bench/corpora/reader/`; the credential reader
 (`bot.memory.rules.credential_reader`) from the credential development sets, the sets written for it in
 `bench/corpora/credential_reader/` and, as everyday text that holds no credential, the sets of
-`bench/corpora/reader/` (each folder's README says what they are). The held-out sets (`*_sealed`, `*_final`) are
-never among them. Training is deterministic: this command writes `bot/memory/rules/sensitive_reader.tsv.gz` and
+`bench/corpora/reader/` (each folder's README says what they are). The held-out sets (`*_sealed`, `*_blind`) are
+never among them, nor the final sets (held out when the readers were last trained; adding them since moved neither
+reader's frontier the right way, `python -m bench.gate_classifier` and `python -m bench.credential_classifier`). Training is deterministic: this command writes `bot/memory/rules/sensitive_reader.tsv.gz` and
 `bot/memory/rules/credential_reader.tsv.gz`, and with `--check` it writes nothing and fails (one line, exit 1) when
 the shipped weights are not what these sets give, as after a set changed without retraining.
 """
