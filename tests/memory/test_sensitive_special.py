@@ -305,6 +305,18 @@ def test_the_extraction_prompt_asks_for_every_category_by_the_name_the_mark_read
         ("Woont in Gent en is homo.", SEX_LIFE),
         ("Ogni sera prende la pillola e dimentica sempre l'orario.", HEALTH),
         ("sono 40 giorni sobria e me ne vanto", RECOVERY),
+        ("my boss keeps asking about my 'wife', i'm gay, greg", SEX_LIFE),
+        ("Mei described herself as asexual.", SEX_LIFE),
+        ("Tomasz is a plumber in Cardiff who goes to Gamblers Anonymous on Thursdays.", RECOVERY),
+        ("Spent Saturday at an anti-war rally in Glasgow.", POLITICS),
+        ("Stood as a Green council candidate last May.", POLITICS),
+        ("has been pawning her jewellery to cover the rent", FINANCES),
+        ("His hours were cut and he has zero savings left.", FINANCES),
+        ("His record for shoplifting still shows up on checks.", CRIMINAL_RECORD),
+        ("A genetic test found a pathogenic variant in the BRCA2 gene.", GENETIC),
+        ("Enrolled in the palm scanner system at her gym last month.", BIOMETRIC),
+        ("Has lived full-time as a woman since 2019.", GENDER_IDENTITY),
+        ("Developed a peanut allergy in her twenties.", HEALTH),
     ],
 )
 def test_what_people_say_without_the_categories_nouns_is_caught(text: str, category: str) -> None:
@@ -323,6 +335,9 @@ def test_what_people_say_without_the_categories_nouns_is_caught(text: str, categ
         "Bought a signed photo of a Formula 1 driver at the auction.",
         "Signed the birthday card for his manager.",
         "Lost two grand of value on her car when she sold it.",
+        "Breeds Bengal cats and has them tested for the PKD gene.",
+        "Pays with Face ID on her iPhone everywhere.",
+        "Their gym, a converted warehouse, has a climbing wall.",
     ],
 )
 def test_the_new_wordings_leave_look_alikes_alone(text: str) -> None:

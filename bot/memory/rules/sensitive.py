@@ -142,7 +142,7 @@ _CONDITION = _any(
     r"|eye|bone|joint|thyroid|mental health|sleep|eating|anxiety|mood|seizure|movement|heart rhythm|muscle|nerve"
     r"|immune|metabolic|digestive|hormonal|progressive|degenerative|serious)\s+(?:[\w-]+\s+)?"
     r"(?:condition|disease|disorder|syndrome|deficiency|impairment)",
-    r"[\w-]+ (?:deficiency|syndrome)(?<!imposter syndrome)(?<!impostor syndrome)",
+    r"[\w-]+ (?:deficiency|syndrome)(?<!imposter syndrome)(?<!impostor syndrome)", r"[\w-]+ disorder",
 )
 _NOT_ABOUT_THEM = (  # "diabetes research", "a cancer charity": the condition names someone else's work
     r"(?!\s+(?:research|charity|charities|apps?|software|awareness|foundation|institute|society|ward|unit|cent(?:er|re)"
@@ -154,6 +154,7 @@ _HAVING = (
     r"(?:was |were |got |been |being |is |are )?diagnosed with|battl(?:e|es|ing|ed)|fight(?:s|ing)?|"
     r"recover(?:s|ing|ed)? from|(?:being |was |is )?treated for|treatment for|struggl(?:e|es|ing|ed) with|"
     r"deal(?:s|ing|t)? with|manag(?:e|es|ing|ed)|in remission from|survived|survivor of|cop(?:e|es|ing|ed) with|"
+    r"develop(?:s|ed|ing)|"
     r"addicted to|(?:their|his|her|my))"
 )
 _DEGREE = (
@@ -193,6 +194,7 @@ _MEDICINE = _any(
     r"lisdexamfetamine", r"dexamphetamine", r"truvada", r"descovy", r"biktarvy", r"antiretrovirals", r"arvs",
     r"naltrexone", r"antabuse", r"disulfiram", r"buprenorphine", r"subutex", r"spironolactone", r"estradiol",
     r"progesterone", r"puberty blockers", r"anticonvulsants", r"mood stabili[sz]ers", r"sleeping pills",
+    r"sumatriptan", r"rizatriptan", r"triptans",
 )
 _PROCEDURE = _any(
     r"surgery", r"an operation", r"transplant", r"chemo(?:therapy)?", r"radiation", r"radiotherapy", r"mastectomy",
@@ -336,7 +338,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (HEALTH, r"\b(?:their|his|her|my) mental health\b|\b(?:uses?|using|wears?|wearing) (?:a |an )?"
                  r"(?:wheelchair|hearing aids?|cochlear implant|prosthetic \w+|insulin pump|glucose monitor)\b"
                  r"|\btrying to conceive\b|\bsober (?:for|since)\b|\b(?:quit|stopped) drinking\b"),
-        (SEX_LIFE, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|came out as|coming out as|out as))\s+"
+        (SEX_LIFE, rf"(?:{_BE_SHORT}|\b(?:is|am|are|was|identif(?:y|ies|ied) as|came out as|coming out as|out as"
+                   rf"|describ(?:es?|ed) (?:themselves|themself|himself|herself|myself) as|(?:she|he)['’]s))\s+"
                    rf"(?:an? )?(?:\w+ )?{_ORIENTATION}\b(?!-)"),
         (SEX_LIFE, r"(?:^|\b(?:they|i|she|he)\s+(?:recently\s+|finally\s+)?)(?:came|coming) out\b"
                    r"(?!\s+(?:of|with|on|in|at|to the|last|this|next|yesterday)\b)"),
@@ -557,10 +560,10 @@ _TOLD = re.compile(
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(
-    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
+    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*|(?-i:[A-Z][a-z]+)\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
 )
 _CLAUSE_START = re.compile(  # a comma before the user's next predicate too: "lives with her partner, is a Sikh"
-    r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives)\b)"
+    r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives)\b|\s+i(?:['’]m| am| have|['’]ve| was)\b)"
     r"|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
 )
 _APPOSITION = re.compile(r"\s*(?:a|an|the|who|which|whose)\b", _FLAGS)

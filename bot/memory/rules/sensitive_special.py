@@ -518,13 +518,15 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
              r"|blastocysts?)\b"
              r"|\b(?:surgery|vasectomy|hysterectomy|mastectomy|c-section|caesarean)\s+(?:\w+\s+){0,2}?"
              r"(?:booked|scheduled|planned)\b"),
-    (SEX_LIFE, r"\b(?:on|uses?|using|takes?|taking|started|starting|switch\w* to|gets?|getting|had|has|have"
+    (SEX_LIFE, r"\b(?:on|uses?|using|takes?|taking|took|started|starting|switch\w* to|gets?|getting|had|has|have"
                r"|fitted with|thinking about)\s+(?:the |a |an |her |his |their |my )?(?:combined |progesterone-only "
                r"|copper |hormonal |contraceptive )?(?:contracepti(?:ve|on)(?: pill| implant| injection| patch)?"
                r"|depo(?:-provera)?(?: jab| shot| injection)?|iud|nexplanon|mini[- ]?pill|morning[- ]after pill"
                r"|nuvaring)\b|\bcontraceptive pill\b|\b(?:coil|implant) (?:fitted|put in|taken out|removed)\b"
                r"|\b(?:hooked|hooking|hooks) up with\b|\b(?:slept|sleeping|sleeps) with (?:a |an |this |some |my "
-               r"|his |her )?(?:guy|girl|man|woman|stranger|someone|colleague|coworker|ex)\b"
+               r"|his |her )?(?:guy|girl|man|woman|stranger|someone|anyone|colleague|coworker|ex)\b"
+               r"|\b(?:being|as) an? (?:gay|lesbian|bi|bisexual|queer|pan|ace|asexual) (?:man|woman|person|guy|girl"
+               r"|teacher|dad|mum|mom|parent|nurse|student|kid|teen)\b|\brapporti (?:\w+ )?senza protezione\b"
                r"|\b(?:had|have|having) (?:unprotected )?sex\b"
                r"|\b(?:i['’]m|i am|is|am|are|they['’]re|she['’]s|he['’]s)\s+(?:also\s+|only\s+|just\s+|mostly\s+)?"
                r"into\s+(?:girls|guys|boys|women|men|both|other (?:women|men|girls|guys))\b"
@@ -540,7 +542,12 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"|\bfrom friday (?:sundown|sunset|evening) (?:until|till|to) saturday\b|\bfriday sundown\b"
                r"|\b(?:eat|eating|drink|drinking|fast|fasting|fasts)\b[^.]{0,40}\b(?:between dawn and|from dawn"
                r" (?:to|until|till)) (?:sunset|dusk|sundown)\b"),
-    (POLITICS, r"\b(?:signed|started|organi[sz]ed|circulated|launched|shared) (?:the |a |an |our )?(?:\w+ )?"
+    (POLITICS, r"\bat (?:an?|the) (?:anti-[\w-]+|pro-[\w-]+|climate|peace|[\w-]+ solidarity) (?:march|rally"
+               r"|protest|demo|demonstration|vigil)\b|\bspoil(?:ed|t|s)? (?:their|his|her|my) ballot\b"
+               r"|\bstood as an? (?:[\w-]+ ){0,3}?candidate\b"
+               r"|\b(?:volunteer\w*|campaign\w*|canvass\w*) for (?:the |a |our )?(?:[\w-]+ ){0,2}?candidate\b"
+               r"|\b(?:die ?hard |proud )?maga (?:guy|girl|man|woman|dad|mom|mum|fan|voter|supporter)\b"
+               r"|\b(?:signed|started|organi[sz]ed|circulated|launched|shared) (?:the |a |an |our )?(?:\w+ )?"
                r"petition (?:against|to (?:stop|ban|save|scrap|repeal|block|end|protect))\b|\bkettled\b"
                r"|\b(?:organi[sz](?:e|es|ed|ing)|led) (?:\w+ ){0,2}?(?:protests?|marches|march|rall(?:y|ies)|demos?"
                r"|demonstrations?|blockades?|sit-ins?|boycotts?|walkouts?)\b"
@@ -554,8 +561,14 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"[£$€]\s?\d[\d,.]*\s?k?\b(?!\s+(?:a|per) (?:day|hour)\b)"
                r"|\b(?:insufficient funds|account (?:was|is) empty)\b"
                r"|\b(?:applied|qualif\w+|eligible|asked (?:\w+ ){0,3}?about) (?:for )?free (?:school )?meals\b"
-               r"|\bskipp\w+ (?:meals|lunch|dinner|breakfast) so (?:her|his|their|my|the) (?:kids|children) can eat\b"),
+               r"|\bskipp\w+ (?:meals|lunch|dinner|breakfast) so (?:her|his|their|my|the) (?:kids|children) can eat\b"
+               r"|\b(?:borrow\w*|selling|sold|sells|pawn\w*|dipping into)\b[^.]{0,40}\b(?:to (?:make|cover|pay)"
+               r" (?:the |my |their |his |her )?(?:rent|bills|groceries)|until payday)\b"
+               r"|\b(?:salary|pay|wages?|income|hours) (?:was |were |got |has been |have been )?"
+               r"(?:cut|halved|slashed)\b"
+               r"|\b(?:0|zero|no) savings\b|\bmake the money last\b"),
     (RECOVERY, r"\b(?:calls?|called|calling|rang|rings?|texted|texts?|meets?|met) (?:my|his|her|their) sponsor\b"
+               r"|\b(?:my|his|her|their) detox\b"
                r"|\bday \d+ (?:sober|clean|dry)\b"),
     (TRADE_UNION, r"\b(?:our|my) (?:trade |labou?r )?union(?:['’]s)?\s+(?:local|branch|chapter|reps?|representative"
                   r"|steward|meeting|ballot|president|secretary|health and safety rep)\b"
@@ -564,15 +577,22 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                   r"|\bwalked out\b[^.]{0,60}\bover (?:the |a |our )?(?:pay|wages?|pensions?|conditions|cuts"
                   r"|staffing)\b"),
     (CRIMINAL_RECORD, r"\bfail(?:s|ed|ing)? (?:\w+ ){0,2}?(?:dbs|background|criminal (?:record|background)) checks?\b"
+                      r"|\b(?:my|his|her|their) (?:criminal )?record (?:for|came up|got expunged|was expunged|expunged"
+                      r"|sealed|was sealed|is spent)\b|\bexpunged\b"
                       r"|\b(?:night|nights|weekend|hours|day) in (?:a |the )?(?:police )?cells?\b|\bin the cells\b"
                       r"|\b(?:magistrates?|judge|court|sheriff) (?:gave|sentenced|fined|ordered|banned|handed)"
                       r" (?:me|him|her|them)\b|\b\d+ hours (?:of )?(?:unpaid work|community service)\b"),
+    (GENDER_IDENTITY, r"\b(?:living|lives|lived|live) (?:full[- ]time )?as an? (?:woman|man|girl|boy)\b"
+                      r"|\bpresenting as (?:myself|herself|himself|themselves|a (?:woman|man|girl|boy))\b"),
     (ORGAN_DONATION, r"\b(?:pledged|registered|signed up|decided|agreed|chose|opted in) to donate (?:my|his|her"
                      r"|their) organs\b|\b(?:up|on|moving up|top of|near the top of) (?:the )?(?:waiting )?list for"
                      r" (?:a )?(?:new |donor )?(?:lungs?|heart|kidney|liver|pancreas|cornea)\b"
                      r"|\b(?:a|the) (?:new |donor )?(?:heart|lungs?|kidney|liver|pancreas) (?:has |had )?"
                      r"(?:become|became|is) available\b|\btransplant assessment\b"),
-    (GENETIC, r"\b(?:heterozygous|homozygous)\b"
+    (GENETIC, r"\b(?:heterozygous|homozygous)\b|\bpaternity test\b|\bpharmacogenomic\b|\bfamilial hypercholesterol\w*"
+              r"|\bpathogenic (?:change|variant|mutation)\b|\bchromosom\w* (?:translocation|abnormality|deletion"
+              r"|disorder)\b|\b(?:carr\w+|positive for|variant in|mutation in|change in|cop(?:y|ies) of)"
+              r" (?:the |a |an )?(?-i:[A-Z][A-Z0-9]{2,6}) gene\b"
               r"|\b(?:[\w-]+osis|[\w-]+a?emia|cystic fibrosis|sickle[- ]cell|tay-sachs|brca\d?|gene|genetic) carrier\b"
               r"|\b(?:23andme|ancestry(?:dna)?(?: dna)? (?:kit|test)|dna (?:kit|test)|spit kit|cheek swab|myheritage)"
               r"\b[^.]{0,80}\b(?:revealed|turns out|apparently|half-(?:sister|brother|sibling))"
@@ -582,7 +602,13 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                 r"(?![^.]{0,30}\b(?:unlock|phone|laptop|tablet|face id|touch id)\b)"
                 r"|\b(?:all )?(?:ten|10|both) (?:fingers|thumbs)\b[^.]{0,60}\b(?:scanned|scanner|glass plate|reader"
                 r"|file|record|consulate|embassy|border|police)\b"
-                r"|\bfingerprint\b[^.]{0,40}\b(?:has stored|stored|on file|kept on|holds)\b"),
+                r"|\bfingerprint\b[^.]{0,40}\b(?:has stored|stored|on file|kept on|holds)\b"
+                r"|\b(?:signed up|enrolled|registered|logs? in|clocks? in|pays?|gets? in)\b[^.]{0,40}\b(?:fingerprint"
+                r"|finger-?vein|palm|iris|voice|face) (?:entry|scanner|reader|system|recognition|verification)\b"
+                r"(?![^.]{0,30}(?:phone|laptop|tablet|ipad|android|pixel|galaxy|watch)\b)"
+                r"|\b(?:stores?|stored|keeps?|kept|holds?) (?:his|her|their|my) (?:vein|palm|iris|fingerprint|voice"
+                r"|face) (?:pattern|print|template|data|scan)\b|\bidentif\w+ (?:them|him|her|me) by (?:the sound of )?"
+                r"(?:their|his|her|my) voice\b|\beveryone['’]s fingerprints\b"),
 )
 
 # The model's own mark for these categories, however it words it (`sensitive.marked_category`).
