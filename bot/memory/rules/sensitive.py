@@ -325,6 +325,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                  rf"{_STATE}\b"),
         (HEALTH, rf"^(?:{_STATE})\b"),
         (HEALTH, rf"\b(?:takes?|taking|took|on|prescribed|start(?:s|ed)|stopp(?:ed)|quit|switched to|uses?|using|"
+                 rf"injects?|injecting|"
                  rf"needs?)\s+(?:\w+\s+){{0,2}}?{_MEDICINE}\b{_NOT_ABOUT_THEM}"),
         (HEALTH, rf"\b(?:sees?|seeing|saw|goes to|going to|go to|in|attends?|attending|start(?:s|ed)|has|had|"
                  rf"been in|weekly|regular)\s+(?:a |an |their |his |her |weekly |couples )?{_THERAPY}\b"),
@@ -357,7 +358,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|operation|soul))))"
                    r"|\bfast(?:s|ing|ed)? (?:during|for|on) (?:ramadan|lent|yom kippur)"
                    r"|\bobserv(?:es|ing|e) (?:the )?(?:shabbat|sabbath|ramadan|lent|passover|yom kippur)"
-                   r"|\b(?:keeps?|keeping|eats? only|only eats) (?:kosher|halal|shabbat|sabbath|the sabbath)\b"
+                   r"|\b(?:keeps?|keeping|eats? only|only eats?) (?:kosher|halal|shabbat|sabbath|the sabbath)\b"
                    r"|\b(?:doing|keeping|observing) lent\b"
                    rf"|{_OBSERVANCE}"
                    r"|\b(?:their|his|her|my) (?:faith|religion|religious beliefs)\b|\bbelieves? in god\b"
@@ -550,6 +551,8 @@ _SOMEONE_ELSE = re.compile(
     r"|\b(?:married to|engaged to|son of|daughter of|child of|raised by)\b",
     _FLAGS,
 )
+# The user and someone of theirs as one subject: "he and his girlfriend are trying for a baby".
+_TOGETHER = re.compile(r"\b(?:i|he|she|they)\s+and\s+(?:my|his|her|their)\s+\w+(?:\s+\w+)?\s*$", _FLAGS)
 # Someone of the user's told something about the user, right before it: "told my sister i'm into girls too".
 _TOLD = re.compile(
     r"\b(?:told|tell|tells|telling|came out to|come out to|admitted to|confessed to|explained to)\s+(?:my|their|his"
@@ -560,10 +563,15 @@ _TOLD = re.compile(
 # "who" points at someone else, unless the fact describes the user first: "Is a mechanic who goes to synagogue".
 _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(
-    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*|(?-i:[A-Z][a-z]+)\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b", _FLAGS
+    r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*|(?-i:[A-Z][a-z]+)\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b"
+    # a summary's opening noun phrase: "Librarian in Wellington who ...", "Genderqueer barista in Helsinki who ..."
+    r"|(?-i:[A-Z][a-z-]+)(?:\s+[a-z-]+){0,2}\s+(?:in|at|from|based in)\s+(?-i:[A-Z])[\w-]+(?:\s+[\w-]+)?\s+(?:who"
+    r"|whose)"
+    r"\b", _FLAGS
 )
 _CLAUSE_START = re.compile(  # a comma before the user's next predicate too: "lives with her partner, is a Sikh"
-    r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives)\b|\s+i(?:['’]m| am| have|['’]ve| was)\b)"
+    r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives|plays|sits|goes|runs|keeps|takes|attends"
+    r"|volunteers|belongs|became|says|said|mentioned|recently)\b|\s+i(?:['’]m| am| have|['’]ve| was)\b)"
     r"|\b(?:and|but|while|whereas|although|y|e|et|und|ed|pero|mais|aber|mas|maar|ale|и|но)\b", _FLAGS
 )
 _APPOSITION = re.compile(r"\s*(?:a|an|the|who|which|whose)\b", _FLAGS)
@@ -627,7 +635,7 @@ def _about_someone_else(text: str, start: int) -> bool:
     """A person or pet of the user's is named earlier in the same clause as the match, unless the user is telling
     them ("finally told my sister i'm bi")."""
     clause = _clause_before(text, start)
-    if _TOLD.search(clause):
+    if _TOLD.search(clause) or (_TOGETHER.search(text, 0, start) and not _RELATIVE.search(clause)):
         return False
     if _SOMEONE_ELSE.search(clause) or OTHER_PEOPLE.search(clause):
         return True

@@ -403,7 +403,8 @@ _LANGUAGE_RECOVERY = _any(
     r"trocken seit", r"abstinent seit", r"proyecto hombre", r"narcóticos anónimos",
     r"jugadores anónimos", r"anonyme spieler", r"joueurs anonymes", r"giocatori anonimi", r"centre de cure",
     r"suchtklinik", r"suchtberatung", r"entzugsklinik", r"comunità di recupero", r"comunidade terapêutica",
-    r"comunidad terapéutica", r"pulit[oa] dalla", r"met drinken (?:ben |is )?gestopt", r"gestopt met drinken",
+    r"comunidad terapéutica", r"verslavingskliniek", r"verslavingszorg", r"afkickcentrum", r"pulit[oa] dalla",
+    r"met drinken (?:ben |is )?gestopt", r"gestopt met drinken",
     r"\d+ (?:dagen|dias|días|jours|giorni|tage|dni|дней) (?:nuchter|sobri[oa]|limpi[oa]|sobre|clean|trocken"
     r"|nüchtern|trzeźw\w*|трезв\w*)",
 )

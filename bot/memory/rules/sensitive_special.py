@@ -42,7 +42,7 @@ _UNIONS = (
     r"|csif|intersindical|snes|snuipp|cfe-cgc|uilm|filcams|fp cgil|nidil|abvv|acv|aclvb|3f"
     r"|unionen|ig bau|ig metall|verdi|dbb|gdl|marburger bund|ndsz|fnv|cnv|unia|syna|vpod|ssp|ostfront|ozzip"
     r"|solidarnosc|nszz|nurses'? union|teachers'? union|dockers'? union|miners'? union|firefighters'? union"
-    r"|bakers'? union|postal union|ctw|change to win)"
+    r"|bakers'? union|postal union|ctw|change to win|workers united)"
 )
 _SUBSTANCE = (
     r"(?:cocaine|heroin|meth|crack|opioids|opiates|painkillers|weed|cannabis|drugs|smoking|cigarettes|vaping|booze"
@@ -52,7 +52,8 @@ _SUBSTANCE = (
     r"|pokies|porn|ghb|kratom|sleeping pills|codeine|tramadol|uppers|downers)"
 )
 _VERBS_OF_GIVING = (
-    r"(?:enrolled|registered|gave|given|provided|submitted|shared|linked|had|took|taken|uploaded|exported|stored)"
+    r"(?:enrolled|registered|gave|given|provided|submitted|shared|linked|had|took|taken|take|takes|uploaded|exported"
+    r"|stored|recorded|scanned)"
 )
 _OFFENCES = (
     r"(?:possession|burglary|robbery|theft|shoplifting|assault|battery|fraud|embezzlement|arson|vandalism"
@@ -110,7 +111,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                      r"|donante de órganos"
                      r"|organspender\w*|dador de órgãos|doador de órgãos"),
     (CRIMINAL_RECORD, r"\bcriminal record\b(?!\s+checks?\b)|\bconvicted\b|\bconvictions?\b|\bcriminal charges?\b"
-                      r"|\b(?:served|did|spent)\s+(?:\w+\s+){0,3}(?:in|behind)\s+(?:prison|jail|bars)\b"
+                      r"|\b(?:served|did|spent)\s+(?:\w+\s+){0,4}(?:in|behind)\s+(?:prison|jail|bars)\b"
                       r"|\b(?:went to|released from|got out of|out of|in)\s+(?:prison|jail|juvie)\b"
                       r"|\bprobation\b(?!\s+(?:period|officers?|service|workers?)\b|ary)"
                       r"|\b(?:their|his|her|my) probation officer\b|\bparole\b|\bankle (?:tag|monitor)\b"
@@ -233,7 +234,9 @@ _INDIRECT: tuple[tuple[str, str], ...] = (
               r"[^.;]{0,60}?\b(?:showed|shows|found|revealed|confirmed|flagged|came back|says|said|results?|risk"
               r"|carrier|positive|mutation|variant|marker|gene)\b"
               r"|\b(?:found|detected|identified|diagnosed|confirmed|picked up) (?:by|through|via|in) (?:a )?(?:genetic"
-              r"|gene|dna) test\w*\b|\binherited (?:\w+\s+){0,2}?(?:condition|disorder|disease|mutation|syndrome|risk"
+              r"|gene|dna) test\w*\b|\binherited (?:\w+\s+){0,3}?(?:condition|disorder|disease|mutation|syndrome|risk"
+              r"|repeat"
+              r"|variant|allele"
               r"|gene)\b|\b(?:apoe-?e?4|apoe ?ε4|mthfr|hla-b27|fragile x|tay-sachs|g6pd deficiency|cftr)\b"),
     (IMMIGRATION, r"\b(?:is|was|am|are|came (?:\w+ ){0,4}?as|arrived (?:\w+ ){0,4}?as|registered as"
                   r"|recogni[sz]ed as|granted \w+ as|lives as|['’]m|['’]re)\s+(?:an? )?(?:\w+ )?"
@@ -301,7 +304,7 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
              r"|\b(?:on|started|starting|taking) (?:maternity|paternity) leave\b|\bmiscarried\b"
              r"|\b(?:first|second|third) trimester\b|\bembryo transfer\b|\biui\b|\bbirth plan\b"),
     # devices and aids the user has, carries or wears
-    (HEALTH, r"\b(?:has|have|had|got|with|carr(?:y|ies|ying|ied)|wears?|wearing|uses?|using|needs?|relies on"
+    (HEALTH, r"\b(?:has|have|had|got|with|carr(?:y|ies|ying|ied)|keeps?|wears?|wearing|uses?|using|needs?|relies on"
              r"|fitted with|lives with|changes? (?:their|his|her|my))\s+(?:an? |two |three |a spare |their |his |her "
              r"|my |new |a new |permanent |temporary )?(?:[\w-]+\s+)?(?:epi-?pens?|auto-?injectors?|inhalers?"
              r"|insulin (?:pens?|pump)|glucose monitor|cgm|libre (?:sensor|patch)|dexcom|stoma(?: bag)?|colostomy"
@@ -450,7 +453,7 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                   r"|\b(?:hearing|appeal|case|interview|appointment|check-?in)\s+(?:\w+\s+){0,2}?(?:at|with|before"
                   r"|in)\s+(?:the\s+)?(?:first-tier\s+)?(?:immigration|asylum|home office|uscis|ircc|border"
                   r"|ausländerbehörde|préfecture|extranjería)\b"
-                  r"|\b(?:reports?|reporting|signs? on) (?:to|at) (?:the )?(?:home office|immigration|ice"
+                  r"|\b(?:reports?|reporting|signs? (?:on|in)) (?:to|at) (?:the )?(?:home office|immigration|ice"
                   r"|reporting cent(?:re|er))\b|\bno recourse to public funds\b|\beu settlement scheme\b"
                   r"|\b(?:adjustment of status|i-485|i-130|i-765|express entry|pgwp|bridging visa|subclass \d{3}"
                   r"|removal proceedings|detention cent(?:re|er) for migrants|right to remain|ircc|uscis)\b"
@@ -524,7 +527,12 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"|depo(?:-provera)?(?: jab| shot| injection)?|iud|nexplanon|mini[- ]?pill|morning[- ]after pill"
                r"|nuvaring)\b|\bcontraceptive pill\b|\b(?:coil|implant) (?:fitted|put in|taken out|removed)\b"
                r"|\b(?:hooked|hooking|hooks) up with\b|\b(?:slept|sleeping|sleeps) with (?:a |an |this |some |my "
-               r"|his |her )?(?:guy|girl|man|woman|stranger|someone|anyone|colleague|coworker|ex)\b"
+               r"|his |her |the )?(?:guy|girl|man|woman|stranger|someone|anyone|colleague|coworker|ex)\b"
+               r"|\b(?:slept|sleeping|sleep) together\b|\bsexting\b|\bsex club\b|\bin the closet\b"
+               r"|\bspent the night with (?:a|an|some|this|my|the) (?:coworker|colleague|guy|girl|man|woman|stranger"
+               r"|ex)\b"
+               r"|\b(?:i['’]m|is|am|are) (?:officially |finally |now )?out at (?:work|school|uni)\b"
+               r"|\bbeing (?:ace|aro|pan|bi|gay|queer|lesbian)\b"
                r"|\b(?:being|as) an? (?:gay|lesbian|bi|bisexual|queer|pan|ace|asexual) (?:man|woman|person|guy|girl"
                r"|teacher|dad|mum|mom|parent|nurse|student|kid|teen)\b|\brapporti (?:\w+ )?senza protezione\b"
                r"|\b(?:had|have|having) (?:unprotected )?sex\b"
@@ -532,6 +540,7 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"into\s+(?:girls|guys|boys|women|men|both|other (?:women|men|girls|guys))\b"
                r"|\b(?:i['’]m|i am|am|is)\s+pan\b(?![\w-]|\s+(?:fried|seared|roasted|frying|fry)\b)"),
     (RELIGION, r"\b(?:stopped|stop|stops) believing in god\b|\blost (?:my|their|his|her) faith\b"
+               r"|\bfound (?:god|jesus|allah|faith|religion)\b|\breads? (?:the )?scriptures?\b"
                r"|\bleft the (?-i:(?:[A-Z][\w'-]+ ){1,3}(?:[Cc]hurch|[Ff]aith))\b"
                r"|\bleft the (?:jehovah'?s )?witnesses\b"
                r"|\b(?:back|home|returned) from (?:the |my |their |his |her )?(?:hajj|umrah)\b"
@@ -542,9 +551,15 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"|\bfrom friday (?:sundown|sunset|evening) (?:until|till|to) saturday\b|\bfriday sundown\b"
                r"|\b(?:eat|eating|drink|drinking|fast|fasting|fasts)\b[^.]{0,40}\b(?:between dawn and|from dawn"
                r" (?:to|until|till)) (?:sunset|dusk|sundown)\b"),
-    (POLITICS, r"\bat (?:an?|the) (?:anti-[\w-]+|pro-[\w-]+|climate|peace|[\w-]+ solidarity) (?:march|rally"
+    (POLITICS, r"\bmarch(?:ed|es|ing)? in (?:the|a) (?:[\w'’-]+ ){0,2}?(?:strike|march|protest|demo|rally)\b"
+               r"|\bprotest camp\b|\bwith (?:his|her|their|my|a) placard\b"
+               r"|\b(?:wrote|writes|written|writing) to (?:my|his|her|their|our) (?:mp|congressman|congresswoman"
+               r"|senator"
+               r"|representative|councillor)\b"
+               r"|\bcampaign(?:s|ed|ing)? (?:for|against) (?:[\w-]+ ){0,2}?(?:rights|reform|abolition)\b"
+               r"|\bat (?:an?|the) (?:anti-[\w-]+|pro-[\w-]+|climate|peace|[\w-]+ solidarity) (?:march|rally"
                r"|protest|demo|demonstration|vigil)\b|\bspoil(?:ed|t|s)? (?:their|his|her|my) ballot\b"
-               r"|\bstood as an? (?:[\w-]+ ){0,3}?candidate\b"
+               r"|\b(?:stood|standing|stands) as an? (?:[\w-]+ ){0,3}?candidate\b"
                r"|\b(?:volunteer\w*|campaign\w*|canvass\w*) for (?:the |a |our )?(?:[\w-]+ ){0,2}?candidate\b"
                r"|\b(?:die ?hard |proud )?maga (?:guy|girl|man|woman|dad|mom|mum|fan|voter|supporter)\b"
                r"|\b(?:signed|started|organi[sz]ed|circulated|launched|shared) (?:the |a |an |our )?(?:\w+ )?"
@@ -566,9 +581,17 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r" (?:the |my |their |his |her )?(?:rent|bills|groceries)|until payday)\b"
                r"|\b(?:salary|pay|wages?|income|hours) (?:was |were |got |has been |have been )?"
                r"(?:cut|halved|slashed)\b"
-               r"|\b(?:0|zero|no) savings\b|\bmake the money last\b"),
+               r"|\b(?:0|zero|no) savings\b|\bmake the money last\b|\bon an? (?:[\w-]+ )?payment plan\b"
+               r"|\bcards? maxed\b|\boverdraft\b[^.]{0,30}\b(?:its |the )?limit\b"
+               r"|\b(?:putting|put|puts|paying for) (?:the |her |his |my |their )?(?:weekly |food |grocery )?(?:shop"
+               r"|shopping|groceries|food) on (?:klarna|clearpay|afterpay|credit|a credit card|the credit card)\b"
+               r"|\b(?:receives?|receiving|claims?|claiming|gets?|getting) (?:housing benefit|universal credit"
+               r"|child benefit|pip|jobseeker'?s allowance|pension credit|food stamps|snap|medicaid"
+               r"|disability benefits?"
+               r"|unemployment benefits?)\b"),
     (RECOVERY, r"\b(?:calls?|called|calling|rang|rings?|texted|texts?|meets?|met) (?:my|his|her|their) sponsor\b"
-               r"|\b(?:my|his|her|their) detox\b"
+               r"|\b(?:my|his|her|their) detox\b|\b(?:been to|went to|in|out of|finished) detox\b"
+               r"|\b(?:been|started|i['’]m|am|is) using again\b(?=\s*(?:$|[.,!;]))"
                r"|\bday \d+ (?:sober|clean|dry)\b"),
     (TRADE_UNION, r"\b(?:our|my) (?:trade |labou?r )?union(?:['’]s)?\s+(?:local|branch|chapter|reps?|representative"
                   r"|steward|meeting|ballot|president|secretary|health and safety rep)\b"
@@ -577,12 +600,15 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                   r"|\bwalked out\b[^.]{0,60}\bover (?:the |a |our )?(?:pay|wages?|pensions?|conditions|cuts"
                   r"|staffing)\b"),
     (CRIMINAL_RECORD, r"\bfail(?:s|ed|ing)? (?:\w+ ){0,2}?(?:dbs|background|criminal (?:record|background)) checks?\b"
+                      r"|\b(?:finish\w*|serv\w*|complet\w*|after)\s+(?:an? |the |his |her |their )?(?:[\w-]+ )?"
+                      r"(?:prison |jail )?sentence for\b"
                       r"|\b(?:my|his|her|their) (?:criminal )?record (?:for|came up|got expunged|was expunged|expunged"
                       r"|sealed|was sealed|is spent)\b|\bexpunged\b"
                       r"|\b(?:night|nights|weekend|hours|day) in (?:a |the )?(?:police )?cells?\b|\bin the cells\b"
                       r"|\b(?:magistrates?|judge|court|sheriff) (?:gave|sentenced|fined|ordered|banned|handed)"
                       r" (?:me|him|her|them)\b|\b\d+ hours (?:of )?(?:unpaid work|community service)\b"),
     (GENDER_IDENTITY, r"\b(?:living|lives|lived|live) (?:full[- ]time )?as an? (?:woman|man|girl|boy)\b"
+                      r"|\b(?:going|goes|go) by (?-i:[A-Za-z][a-z]+) now\b|\b(?:now )?using (?:she/her|he/him)\b"
                       r"|\bpresenting as (?:myself|herself|himself|themselves|a (?:woman|man|girl|boy))\b"),
     (ORGAN_DONATION, r"\b(?:pledged|registered|signed up|decided|agreed|chose|opted in) to donate (?:my|his|her"
                      r"|their) organs\b|\b(?:up|on|moving up|top of|near the top of) (?:the )?(?:waiting )?list for"
@@ -590,6 +616,9 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                      r"|\b(?:a|the) (?:new |donor )?(?:heart|lungs?|kidney|liver|pancreas) (?:has |had )?"
                      r"(?:become|became|is) available\b|\btransplant assessment\b"),
     (GENETIC, r"\b(?:heterozygous|homozygous)\b|\bpaternity test\b|\bpharmacogenomic\b|\bfamilial hypercholesterol\w*"
+              r"|\bcarriers? of (?:the same |a |an )?(?:recessive|genetic|inherited)\b|\ban inherited form of\b"
+              r"|\b(?:has|have|had|with|confirmed) (?:an? |the )?(?:confirmed )?(?-i:[A-Z][A-Z0-9]{2,6}) (?:mutation"
+              r"|variant|deletion)\b"
               r"|\bpathogenic (?:change|variant|mutation)\b|\bchromosom\w* (?:translocation|abnormality|deletion"
               r"|disorder)\b|\b(?:carr\w+|positive for|variant in|mutation in|change in|cop(?:y|ies) of)"
               r" (?:the |a |an )?(?-i:[A-Z][A-Z0-9]{2,6}) gene\b"
@@ -608,7 +637,8 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                 r"(?![^.]{0,30}(?:phone|laptop|tablet|ipad|android|pixel|galaxy|watch)\b)"
                 r"|\b(?:stores?|stored|keeps?|kept|holds?) (?:his|her|their|my) (?:vein|palm|iris|fingerprint|voice"
                 r"|face) (?:pattern|print|template|data|scan)\b|\bidentif\w+ (?:them|him|her|me) by (?:the sound of )?"
-                r"(?:their|his|her|my) voice\b|\beveryone['’]s fingerprints\b"),
+                r"(?:their|his|her|my) voice\b|\beveryone['’]s fingerprints\b|\bprints (?:they|he|she|i) registered\b"
+                r"|\b(?:thumb|finger|palm) on (?:a|the) (?:reader|scanner)\b"),
 )
 
 # The model's own mark for these categories, however it words it (`sensitive.marked_category`).
