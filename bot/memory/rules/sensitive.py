@@ -565,9 +565,8 @@ _RELATIVE = re.compile(r"\b(?:who|whose)\b", _FLAGS)
 _DESCRIBES_THE_USER = re.compile(
     r"\s*(?:(?:the\s+)?user\s+|they\s+|i\s*|(?-i:[A-Z][a-z]+)\s+)?(?:is|was|am|are|works as|['’]m)\s+an?\b"
     # a summary's opening noun phrase: "Librarian in Wellington who ...", "Genderqueer barista in Helsinki who ..."
-    r"|(?-i:[A-Z][a-z-]+)(?:\s+[a-z-]+){0,2}\s+(?:in|at|from|based in)\s+(?-i:[A-Z])[\w-]+(?:\s+[\w-]+)?\s+(?:who"
-    r"|whose)"
-    r"\b", _FLAGS
+    r"|(?-i:[A-Z][a-z-]+)(?:\s+[a-z-]+){0,2}\s+(?:in|at|from|based in)\s+(?-i:[A-Z])[\w-]+(?:\s+[\w-]+)?"
+    r"\s+(?:who|whose)\b", _FLAGS
 )
 _CLAUSE_START = re.compile(  # a comma before the user's next predicate too: "lives with her partner, is a Sikh"
     r"[.;!?。；，、]|,(?=\s+(?:and\s+)?(?:is|was|has|had|works|lives|plays|sits|goes|runs|keeps|takes|attends"
