@@ -264,6 +264,11 @@ SEED = "orbit lemon canvas tiger muffin oyster ladder violin crater pledge summe
         ("La respuesta secreta de su cuenta (ciudad natal del padre) es Villarrica.", "Villarrica"),
         ("age passphrase: The lighthouse hums at midnight", "The lighthouse hums at midnight"),
         ("The encrypted photo vault (Cryptomator) unlocks with pelican above rusty harbour.", "pelican above rusty"),
+        ("podman run -e MARIADB_ROOT_PASSWORD=sunny-otter-91 mariadb:11", "sunny-otter-91"),
+        ("config.php: define('SMTP_PASS', 'Kettle&Crumpet7');", "Kettle&Crumpet7"),
+        ("REDIS_PASSWORD: tr0mb0ne-Velvet", "tr0mb0ne-Velvet"),
+        ("JSESSIONID=8f3kq02mzv91xbd7c4ltw6e5 is my session on the intranet", "8f3kq02mzv91xbd7c4ltw6e5"),
+        ("Das WLAN-Passwort ist „Hafen Möwe 77“, sagt sie", "Hafen Möwe 77"),
     ],
 )
 def test_seed_phrases_webhooks_lock_codes_and_passphrases_given_plainly_are_cut(text: str, secret: str) -> None:
@@ -288,6 +293,10 @@ def test_seed_phrases_webhooks_lock_codes_and_passphrases_given_plainly_are_cut(
         "server cert for the api:\n-----BEGIN PUBLIC KEY-----\n"
         "MCowBQYDK2VwAyEAq8Rk2Zb7Xn4Lm1Pw9Tc3Vd6Ye0Hf5Jg2Ki8Ol4Nm7Q=\n-----END PUBLIC KEY-----",
         "our signup form checks ^(?=.*\\d)(?=.*[a-z]).{10,}$ for the password, which is too weak",
+        "compose reads POSTGRES_PASSWORD_FILE=/run/secrets/db_password instead of a plain value",
+        "set PASSWORD_RESET_TIMEOUT = 900 and the links still expire",
+        "the template has DB_PASS= and SMTP_PASSWORD= left empty on purpose",
+        "DB_PASSWORD=${DB_PASSWORD} comes from the CI secret store",
     ],
 )
 def test_hashes_algorithms_publishable_keys_and_talk_about_codes_are_kept(text: str) -> None:

@@ -74,7 +74,10 @@ _IS = (
     rf"|is|was|are|were|ist|lautet|est|c'est|es|é|è|sigue|{_TO}|para|auf|naar)\b{_ADVERB}(?:\s*:)?"
     rf"|:=|=|:|->|(?<=\s)[-–—]|(?:(?<=pin)|(?<=pw)|(?<=code)|(?<=word))['’]s\b)"
 )
-_QUOTED = r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"""
+_QUOTED = (
+    r"""(?:'[^'\n]{1,80}'|"[^"\n]{1,80}"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`|«[^»\n]{1,80}»"""
+    r"""|„[^“\n]{1,80}“)"""
+)
 _TOKEN = r"[^\s,;]{1,80}"  # noqa: S105 -- a pattern
 # Between the name and the verb: "for the NAS", "on the back of the card", "(don't judge)", "they saved".
 _BETWEEN = (
@@ -246,7 +249,7 @@ def _given_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     """The span of a password given after its name, or None when what follows is not a value."""
     value = match.group("value")
     start, end = match.span("value")
-    if value[:1] in "'\"`“‘":
+    if value[:1] in "'\"`“‘«„":
         return (start, end) if not match.group("weak") or _weak_value(value.strip("'\"`“”‘’")) else None
     core = value.rstrip(".,;:)")
     word = core.rstrip("!?")

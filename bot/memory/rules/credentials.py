@@ -53,6 +53,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (API_KEY, r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
         (API_KEY, r"\bAIza[0-9A-Za-z_-]{35}"),
         (API_KEY, r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+        (TOKEN, r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),  # Airtable personal access tokens
         (TOKEN, r"\bhf_[A-Za-z0-9]{30,}|\bnpm_[A-Za-z0-9]{36}\b|\bglpat-[A-Za-z0-9_-]{20,}|\bdop_v1_[a-f0-9]{64}\b"),
         (API_KEY, r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|\bkey-[0-9a-f]{32}\b"),
         (TOKEN, r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b|\boauth:[a-z0-9]{30}\b"),
@@ -88,6 +89,23 @@ _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s:/@]{0,256}:(?![<{$\
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*|[<{\[$].*|\*+|x{3,}|\.{3,}|(?:your|my)[_-]?password|password|secret|pass")
 _URL = re.compile(
     r"\b(?:[a-z][a-z0-9+.-]{0,15}://|www\.)\S+|\b[\w-]{1,63}(?:\.[\w-]{1,63}){0,8}\.[a-z]{2,24}/\S*", re.IGNORECASE
+)
+# A password assigned to a setting named for one, in a shell, a config file, docker or PHP ("DB_PASS=Xk9!mW2#pL7q",
+# "-e POSTGRES_PASSWORD=hunter2-but-longer", "define('DB_PASSWORD', 'wp_Zebra_8')", "pg_pw=Harbor!Seal_44"):
+# any value but a reference to another setting or a placeholder.
+_PASSWORD_SETTING = re.compile(
+    r"(?<![\w$])(?P<name>(?:[A-Za-z0-9]+_)+(?:PASSWORD|PASSWD|PASS|PWD|PW)|(?-i:PASSWORD|PASSWD|PASS|PWD))"
+    r"(?!_(?:FILE|PATH|HASH|HASHER|TIMEOUT|LENGTH|MIN|MAX|POLICY|RESET|EXPIRY|AGE|ROUNDS|ITERATIONS|URL|ENABLED"
+    r"|REQUIRED|VALIDATORS?|FIELD|PROMPT)\b)(?:_[A-Za-z0-9]+)*['\"]?\s*(?:=|:\s*|,\s*)['\"]?"
+    r"(?P<value>[^\s'\"`;,)/]{4,128})(?![\w/])",
+    re.IGNORECASE,
+)
+_SETTING_PLACEHOLDER = re.compile(r"[$%{<\[*].*|.*[}>\]]|x+|\.+|changeme|password|secret|none|null|true|false|\d{1,3}",
+                                  re.IGNORECASE)
+# A session cookie's value: whoever pastes it is logged in.
+_SESSION_COOKIE = re.compile(
+    r"\b(?:PHPSESSID|JSESSIONID|ASP\.NET_SessionId|sessionid|session_id|connect\.sid|laravel_session|_session_id)"
+    r"=([A-Za-z0-9%._-]{16,})"
 )
 _SECRET_PARAM = re.compile(
     r"[?&#](?:api[_-]?key|key|token|access_token|auth|secret|password|pwd|sig|signature)=([^&\s#]{8,})",
@@ -245,7 +263,10 @@ def _keys(text: str, urls: list[tuple[int, int]]) -> list[Finding]:
     found = [Finding(kind, *match.span()) for kind, pattern in _SHAPES for match in pattern.finditer(text)]
     found += [Finding(PASSWORD, *match.span(1)) for match in _URL_PASSWORD.finditer(text)
               if not _PLACEHOLDER.fullmatch(match.group(1))]
-    found += [Finding(TOKEN, *match.span(1)) for match in _SECRET_PARAM.finditer(text)]
+    found += [Finding(TOKEN, *match.span(1)) for pattern in (_SECRET_PARAM, _SESSION_COOKIE)
+              for match in pattern.finditer(text)]
+    found += [Finding(PASSWORD, *match.span("value")) for match in _PASSWORD_SETTING.finditer(text)
+              if not _SETTING_PLACEHOLDER.fullmatch(match.group("value")) and not _inside(match.start(), urls)]
     found += [Finding(PASSWORD, *match.span()) for match in _APP_PASSWORD.finditer(text)
               if sum(group not in COMMON_WORDS for group in match.group(0).split("-")) >= 3]
     for pattern in (_LABELLED_KEY, _ENV_ASSIGNMENT):
