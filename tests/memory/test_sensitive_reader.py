@@ -23,7 +23,7 @@ HELD_OUT = ("sealed", "final", "blind")
 
 # Written for these tests, none of them in the reader's sets (checked below).
 ONLY_THE_READER_FINDS = [
-    "Is on a payment plan for an overdue credit card",
+    "Is on an instalment arrangement for an overdue credit card",
     "Got the results: carries one copy of the cystic fibrosis gene",
     "Is three months behind on the phone contract",
 ]
@@ -59,10 +59,10 @@ def test_everyday_facts_and_chat_stay_ordinary(text: str) -> None:
 
 
 def test_a_request_only_the_reader_reads_keeps_what_shares_its_words_and_nothing_else() -> None:
-    """"Remember I'm on a payment plan ..." names no category the patterns know: like a request that names none, it
-    keeps the facts that share its words, not every sensitive fact of the batch."""
-    asked = Requests(("I'm on a payment plan for an overdue credit card, please remember that",))
-    assert fact_withheld("Is on a payment plan for an overdue credit card", None, asked) is None
+    """"Remember I'm on an instalment arrangement ..." names no category the patterns know: like a request that names
+    none, it keeps the facts that share its words, not every sensitive fact of the batch."""
+    asked = Requests(("I'm on an instalment arrangement for an overdue credit card, please remember that",))
+    assert fact_withheld("Is on an instalment arrangement for an overdue credit card", None, asked) is None
     assert fact_withheld("Has type 1 diabetes", None, asked) is not None
     assert fact_withheld("Is three months behind on the phone contract", None, asked) is not None
 

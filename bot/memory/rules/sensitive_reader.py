@@ -1,5 +1,5 @@
-"""A trained reader beside the sensitive backstop's patterns, for wordings no pattern names ("Is on a payment plan
-for an overdue credit card", "Is three months behind on the phone contract").
+"""A trained reader beside the sensitive backstop's patterns, for wordings no pattern names ("Is on an instalment
+arrangement for an overdue credit card", "Is three months behind on the phone contract").
 
 A logistic regression over character 3-5-grams and word 1-2-grams (scikit-learn), trained by
 `python -m bench.reader_training` on labelled sets of the repository and shipped as its weights
