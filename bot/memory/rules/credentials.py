@@ -298,8 +298,8 @@ def public_form(value: str) -> bool:
 
 
 def public_after(before: str, value: str) -> bool:
-    """Whether `value`, coming right after `before` (an earlier message, say), is public by its form or its name:
-    "wireguard peer public key for the office" … "M1nR40ogsMaI+6I6...". """
+    """Whether `value`, coming right after `before` (an earlier message, say), is public by its form or its name
+    ("wireguard peer public key for the office" … "M1nR40ogsMaI+6I6...")."""
     text = f"{before} {value}"
     return _public(text, Finding(API_KEY, len(text) - len(value), len(text)))
 
@@ -317,11 +317,12 @@ def _normalised(text: str) -> str:
 
 def _find(text: str) -> list[Finding]:
     urls = [match.span() for match in _URL.finditer(text)]
-    hashes = [match.span() for pattern in (_PASSWORD_HASH, _PUBLIC_BLOCK) for match in pattern.finditer(text)]
+    never_cut = [match.span() for pattern in (_PASSWORD_HASH, _PUBLIC_BLOCK) for match in pattern.finditer(text)]
     near = [f for f in near_names(text) if not _inside(f.start, urls)]
     patterns = [f for f in merged(_keys(text, urls) + passwords(text) + near + _numbers(text) + seed_phrases(text))
-                if (f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f)) and not _inside(f.start, hashes)]
-    read = [f for f in credentials_read(text) if not _inside(f.start, urls + hashes)
+                if (f.kind not in (API_KEY, TOKEN, PASSWORD) or not _public(text, f))
+                and not _inside(f.start, never_cut)]
+    read = [f for f in credentials_read(text) if not _inside(f.start, urls + never_cut)
             and (f.kind not in (API_KEY, TOKEN) or not _public(text, f))]
     return _read_after_cuts(text, merged(patterns + read), urls)  # a pattern's kind wins on the same span
 

@@ -354,6 +354,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|(?:goes|going|go|went) back to)\s+(?:\w+\s+){0,2}?"
                    r"(?:church|mass|mosque|synagogue|temple|gurdwara|shul|services|bible study|confession"
                    r"|friday prayers?)\b"),
+        # "pray for me" is an idiom ("deployed on a friday, pray for me") unless a scan or an operation follows
         (RELIGION, r"\b(?:prays?|praying|prayed)\b(?!\s+(?:mantis|for me\b(?![^.!?]{0,30}\b(?:scan|results|surgery"
                    r"|operation|soul))))"
                    r"|\bfast(?:s|ing|ed)? (?:during|for|on) (?:ramadan|lent|yom kippur)"
@@ -632,7 +633,7 @@ def _clause_before(text: str, end: int) -> str:
 
 def _about_someone_else(text: str, start: int) -> bool:
     """A person or pet of the user's is named earlier in the same clause as the match, unless the user is telling
-    them ("finally told my sister i'm bi")."""
+    them ("finally told my sister i'm bi") or is one subject with them ("she and her husband are trying ...")."""
     clause = _clause_before(text, start)
     if _TOLD.search(clause) or (_TOGETHER.search(text, 0, start) and not _RELATIVE.search(clause)):
         return False

@@ -511,9 +511,9 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                r"(?:debts?|the bills|creditors)\b|\bin (?:the )?red (?:every|each|by|most)\b"),
 )
 _SUMS = r"(?:[$€£]\s?\d[\d,.]*\s?k?|\d[\d,.]*\s?(?:k|grand|quid|bucks|dollars|euros|pounds))"
-# What people say of these matters without their usual nouns: a partner's check-in with a sponsor, a lock of
-# days sober, a contraceptive in use, a petition signed, a fast kept from dawn, a prayer routine, a night in the
-# cells, a transplant list moved up, a DNA kit's result, fingers printed at a border.
+# What people say of these matters without the categories' own nouns: a call to one's sponsor, a count of days
+# sober, a contraceptive in use, a petition signed, a fast kept from dawn, a prayer routine, a night in the cells, a
+# transplant list moved up, a DNA kit's result, fingers printed at a border.
 _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
     (HEALTH, r"\b(?:my|their|his|her) (?:therapist|psychiatrist|psychologist|counsell?or)\b"
              r"(?!['’]?s? (?:friend|colleague|clients?|patients?|training|course|exams?|office)\b)"
