@@ -23,7 +23,7 @@ from bot.memory.parts.vector_keeper import VectorKeeper
 from bot.memory.parts.writer import MemoryWriter
 from bot.memory.pipeline.embeddings import Embedder, EmbeddingFailed, EmbeddingMismatch
 from bot.memory.policy import MemoryPolicy
-from bot.memory.rules import credential_reader, sensitive_reader
+from bot.memory.rules import credential_reader, seed_phrases, sensitive_reader
 from bot.memory.stats import EmbeddingSnapshot, EngineSnapshot
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,12 @@ class Operations:
 
     async def open(self) -> int:
         """Check the embedding model (when on), load the trained readers of the credential gate and the sensitive
-        backstop (in a thread, so that neither the loop nor the first write waits for them), open every part of the
-        storage and put turns a crash left pending back into the debouncer; returns how many."""
+        backstop and the seed phrases' word list (in a thread, so that neither the loop nor the first write waits for
+        them), open every part of the storage and put turns a crash left pending back into the debouncer; returns how
+        many."""
         await self._check_embeddings()
         await asyncio.to_thread(credential_reader.warm)
+        await asyncio.to_thread(seed_phrases.warm)
         await asyncio.to_thread(sensitive_reader.warm)
         await self._storage.open()
         return await self._learning.resume()

@@ -10,27 +10,27 @@ required: a phrase typed from memory or paper may be wrong and is still a secret
 from __future__ import annotations
 
 import re
-from functools import cache
 from pathlib import Path
 
 from bot.memory.rules.findings import PRIVATE_KEY, Finding
+from bot.memory.rules.weights_file import Loaded
 
-_LIST = Path(__file__).with_name("bip39_english.txt")
+_LIST = Loaded(Path(__file__).with_name("bip39_english.txt"), lambda data: frozenset(data.decode("ascii").split()))
 _SHORTEST = 12  # BIP-39 phrases have 12, 15, 18, 21 or 24 words
 _TOKEN = re.compile(r"[^\s,;]+")
 _AROUND = "\"'`“”‘’()[]<>.!?"  # quotes and punctuation around a word ("safe:" is a label, not a word)
 _NUMBERING = re.compile(r"(?:#?\d{1,2}[.):]?|\(\d{1,2}\))")  # "1.", "2)", "(3)", "#4" between the words
 
 
-@cache
-def _words() -> frozenset[str]:
-    return frozenset(_LIST.read_text(encoding="ascii").split())
+def warm() -> None:
+    """Read the word list now, so that the first text the gate reads does not wait for it."""
+    _LIST.get()
 
 
 def seed_phrases(text: str) -> list[Finding]:
     """Each run of at least twelve BIP-39 words in `text` (case, quotes, numbering and commas between them aside),
     as the span from its first word to its last."""
-    words = _words()
+    words = _LIST.get()
     found: list[Finding] = []
     run: list[tuple[int, int]] = []
     for token in [*_TOKEN.finditer(text), None]:
