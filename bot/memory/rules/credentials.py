@@ -284,7 +284,7 @@ def _public(text: str, finding: Finding) -> bool:
     """A value that is public by its form, or by the name just before it in the same sentence unless an issuer's
     shape makes it a secret whatever it is called."""
     value = text[finding.start : finding.end]
-    if _PUBLIC_FORM.fullmatch(value):
+    if public_form(value):
         return True
     if any(pattern.fullmatch(value) for _, pattern in _SHAPES):
         return False

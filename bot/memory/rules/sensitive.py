@@ -29,6 +29,7 @@ from bot.memory.rules.sensitive_reader import reads_as_sensitive
 from bot.memory.rules.sensitive_special import (
     FINANCES,
     HEALTH,
+    MONEY,
     POLITICS,
     RELIGION,
     SEX_LIFE,
@@ -285,16 +286,12 @@ _LEANING = _any(
     r"accelerationist", r"separatist", r"independentista", r"green voter", r"(?:lib dem|snp|reform|ukip) (?:voter"
     r"|supporter|member)", r"(?:trump|biden|harris|obama|bernie|sanders|corbyn|starmer|farage) supporter",
 )
-_MONEY = (
-    r"(?:[$€£¥₹]\s?\d[\d,.]*\s?(?:k|m|million|grand)?"
-    r"|\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks|usd|eur|gbp|[€$£]))"
-)
 
 # What a believer does: fasts, prayers, scripture, their own place of worship ("walks to her synagogue").
 _OBSERVANCE = (
     r"\bobserv(?:es|ing|e|ed) (?:the )?[\w-]+ fast\b|\b(?:gave|gives?|giving|given) up\b[^.;]{0,40}?\bfor lent\b"
     r"|\b(?:fajr|dhuhr|zuhr|maghrib|tahajjud|salah|salat|namaz|jummah|jumu'?ah|langar)\b|\bfriday prayers?\b"
-    r"|\breads? (?:\w+ ){0,4}?(?:the )?(?:bible|quran|qur'an|koran|torah|bhagavad gita|gita)\b"
+    r"|\breads? (?:\w+ ){0,4}?(?:the )?(?:bible|quran|qur'an|koran|torah|bhagavad gita|gita|scriptures?)\b"
     r"(?! stories| as (?:literature|history|a text))"
     r"|\b(?:their|his|her|my|our) (?:local )?(?:church|mosque|synagogue|gurdwara|parish|congregation|shul|mandir)\b"
     r"(?!['’]?s? (?:hall|car park|parking|café|cafe|grounds|building|jumble|fete|fair|bazaar))"
@@ -309,7 +306,8 @@ _POLITICAL_STANCE = (
     r"(?:stricter\s+|tighter\s+)?(?:gun control|abortion rights|(?-i:[A-Z][a-z]+) independence|the monarchy"
     r"|a republic|proportional representation)\b"
     r"|\b(?:joins?|joined|joining|goes to|went to|going to|attends?|attended)\s+(?:every |the |a |an "
-    r"|several |all the )?(?:[\w'-]+\s+){0,3}?(?:protests|marches|demonstrations|rallies|picket lines"
+    r"|several |all the )?(?:[\w'-]+\s+){0,3}?(?:protests?(?!\s+(?:songs?|music|art|playlist)\b)|marches"
+    r"|demonstrations|rallies|picket lines"
     r"|(?:protest|solidarity|anti-[\w-]+|climate|peace|pro-[\w-]+) (?:march|rally|demonstration))\b"
     r"|\b(?:with|joined|joins|member of|protests? with|protested with) (?:the )?(?:extinction rebellion"
     r"|just stop oil|black lives matter|march for life|fridays for future|letzte generation)\b"
@@ -395,7 +393,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|far-left|far-right|political (?:views|opinions|beliefs|leanings|affiliation)"
                    r"|politically (?:conservative|liberal|left|right|progressive))\b"),
         (FINANCES, rf"\b(?:earns?|earning|earned|makes?|making|made|(?:gets? |is )?paid|takes? home|salary|income"
-                   rf"|wages?|(?:take-home )?pay)\b[^.;]{{0,30}}?(?:{_MONEY}|\d[\d,.]*k?\s+(?:a|an|per)\s+"
+                   rf"|wages?|(?:take-home )?pay)\b[^.;]{{0,30}}?(?:{MONEY}|\d[\d,.]*k?\s+(?:a|an|per)\s+"
                    rf"(?:year|month|week|hour))"),
         (FINANCES, r"\b(?:in debt|debt-free|bankrupt(?:cy)?|insolven(?:t|cy)|foreclosure|repossessed|overdrawn"
                    r"|maxed out|paycheck to paycheck|payday loans?|credit score|net worth|food stamps"
@@ -410,11 +408,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|disability benefits)|unemployment benefits)\b"),
         (FINANCES, rf"\b(?:has|have|had|pays?|paying|took out|taking out|their|his|her|my)\s+(?:an?\s+)?"
                    rf"(?:\w+\s+)?(?:mortgage|loans?|debts?|overdraft)\b(?!\s+officer)"
-                   rf"|(?:{_MONEY}|\d[\d,.]*k?)\s+(?:in|of)\s+(?:\w+\s+){{0,2}}?(?:debts?|loans?|savings)\b"
-                   rf"|\bowe[sd]?\b[^.;]{{0,30}}?\d|\binherit\w*\s+(?:about\s+|around\s+)?{_MONEY}"
-                   rf"|\b(?:has|have|had)\s+(?:about\s+|around\s+|over\s+)?{_MONEY}\s+(?:saved|in savings|in the bank)"
+                   rf"|(?:{MONEY}|\d[\d,.]*k?)\s+(?:in|of)\s+(?:\w+\s+){{0,2}}?(?:debts?|loans?|savings)\b"
+                   rf"|\bowe[sd]?\b[^.;]{{0,30}}?\d|\binherit\w*\s+(?:about\s+|around\s+)?{MONEY}"
+                   rf"|\b(?:has|have|had)\s+(?:about\s+|around\s+|over\s+)?{MONEY}\s+(?:saved|in savings|in the bank)"
                    rf"|\b(?:portfolio|investments?|savings|assets|stocks|crypto)\b[^.;]{{0,25}}?"
-                   rf"(?:worth|of|at|total\w*)\s+(?:about\s+|around\s+|over\s+)?{_MONEY}"
+                   rf"(?:worth|of|at|total\w*)\s+(?:about\s+|around\s+|over\s+)?{MONEY}"
                    rf"|\bcan(?:'?t|not) afford (?:the |their |my |to pay )?(?:rent|bills|food|groceries|mortgage"
                    rf"|\w+ payments|tuition|medication|medicine|healthcare|therapy)"),
     )

@@ -31,6 +31,11 @@ SPECIAL_CATEGORIES = (
     RECOVERY, ORGAN_DONATION, CRIMINAL_RECORD, IMMIGRATION, GENDER_IDENTITY, TRADE_UNION, GENETIC, BIOMETRIC
 )
 
+# An amount of money: "$40k", "£23,000", "3 grand", "800 quid", "2 million".
+MONEY = (
+    r"(?:[$€£¥₹]\s?\d[\d,.]*\s?(?:k|m|million|grand)?"
+    r"|\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|quid|bucks|usd|eur|gbp|[€$£]))"
+)
 _UNIONS = (
     r"(?:unite|unison|gmb|rmt|neu|nasuwt|teamsters|ver\.di|ig metall|cgt|ccoo|ugt|cfdt|aslef|cwu|pcs|ucu|seiu|uaw"
     r"|nea|aft|rcn|bma|usdaw|equity|solidarność|fnv|cisl|cgil|afl-cio|sag-aftra|iatse|ibew|ufcw|afscme|cwa|usw"
@@ -510,7 +515,6 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
                r"|\bstepchange\b|\bloan shark\b|\b(?:remortgaged|sold (?:their|his|her|my) \w+) to pay (?:off )?"
                r"(?:debts?|the bills|creditors)\b|\bin (?:the )?red (?:every|each|by|most)\b"),
 )
-_SUMS = r"(?:[$€£]\s?\d[\d,.]*\s?k?|\d[\d,.]*\s?(?:k|grand|quid|bucks|dollars|euros|pounds))"
 # What people say of these matters without the categories' own nouns: a call to one's sponsor, a count of days
 # sober, a contraceptive in use, a petition signed, a fast kept from dawn, a prayer routine, a night in the cells, a
 # transplant list moved up, a DNA kit's result, fingers printed at a border.
@@ -540,7 +544,7 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"into\s+(?:girls|guys|boys|women|men|both|other (?:women|men|girls|guys))\b"
                r"|\b(?:i['’]m|i am|am|is)\s+pan\b(?![\w-]|\s+(?:fried|seared|roasted|frying|fry)\b)"),
     (RELIGION, r"\b(?:stopped|stop|stops) believing in god\b|\blost (?:my|their|his|her) faith\b"
-               r"|\bfound (?:god|jesus|allah|faith|religion)\b|\breads? (?:the )?scriptures?\b"
+               r"|\bfound (?:god|jesus|allah|faith|religion)\b"
                r"|\bleft the (?-i:(?:[A-Z][\w'-]+ ){1,3}(?:[Cc]hurch|[Ff]aith))\b"
                r"|\bleft the (?:jehovah'?s )?witnesses\b"
                r"|\b(?:back|home|returned) from (?:the |my |their |his |her )?(?:hajj|umrah)\b"
@@ -565,11 +569,9 @@ _PLAINLY_SAID: tuple[tuple[str, str], ...] = (
                r"petition (?:against|to (?:stop|ban|save|scrap|repeal|block|end|protect))\b|\bkettled\b"
                r"|\b(?:organi[sz](?:e|es|ed|ing)|led) (?:\w+ ){0,2}?(?:protests?|marches|march|rall(?:y|ies)|demos?"
                r"|demonstrations?|blockades?|sit-ins?|boycotts?|walkouts?)\b"
-               r"|\b(?:went to|goes to|going to|attended|joined|joins)\s+(?:the |a |an |every )?(?:[\w'-]+\s+){0,3}?"
-               r"protest\b(?!\s+(?:songs?|music|art|playlist)\b)"
                r"|\b(?:leaflet\w*|handing out (?:leaflets|flyers)|canvass\w*|door-?knock\w*|phone-?bank\w*)\b[^.]{0,50}"
                r"\bfor (?:our|my|their|his|her|the) (?:candidate|party|campaign|mp|councillor)\b"),
-    (FINANCES, rf"\b(?:lost|dropped|blew|blown)\b[^.;]{{0,20}}?{_SUMS}[^.;]{{0,25}}?\b(?:bets?|betting|gambling"
+    (FINANCES, rf"\b(?:lost|dropped|blew|blown)\b[^.;]{{0,20}}?{MONEY}[^.;]{{0,25}}?\b(?:bets?|betting|gambling"
                rf"|casino|slots|poker|roulette|the horses)\b"
                r"|\b(?:is|she['’]s|he['’]s|i['’]m|they['’]re|am|are|was)\s+on\s+(?:about |around |only |just )?"
                r"[£$€]\s?\d[\d,.]*\s?k?\b(?!\s+(?:a|per) (?:day|hour)\b)"
